@@ -1,0 +1,1 @@
+"""Executable Hoare triples: specs/<name>.py pairs with impl/<name>.py and proofs/<name>.md."""

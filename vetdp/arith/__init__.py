@@ -1,0 +1,1 @@
+"""Directed-rounding float64 arithmetic and privacy-constant expressions."""

@@ -1,0 +1,70 @@
+"""Shared precondition checks. Every message reads ``name=value must be <allowed set>``."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+__all__ = ["check_float", "check_int", "check_bool", "check_interval", "interval_text"]
+
+
+def interval_text(lo, hi, lo_closed: bool, hi_closed: bool) -> str:
+    return f"{'[' if lo_closed else '('}{lo}, {hi}{']' if hi_closed else ')'}"
+
+
+def check_bool(name: str, value: object) -> bool:
+    """``value`` if it is a bool; TypeError otherwise (0/1 ints are not accepted)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}={value!r} must be a bool (True or False), not {type(value).__name__}")
+    return value
+
+
+def check_float(name: str, value: object) -> float:
+    """``value`` as a finite float64; TypeError for non-numbers and bools, ValueError for NaN/inf.
+
+    Ints are accepted when exactly representable.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}={value!r} must be a float, not {type(value).__name__}")
+    if isinstance(value, numbers.Integral):
+        x = float(value)
+        if int(x) != int(value):
+            raise ValueError(f"{name}={value!r} is not exactly representable as a float64")
+        return x
+    x = float(value)
+    if math.isnan(x):
+        raise ValueError(f"{name}={value!r} must be a number, not NaN")
+    if math.isinf(x):
+        raise ValueError(f"{name}={value!r} must be finite")
+    return x
+
+
+def check_interval(name: str, value: float | int, lo, hi, lo_closed: bool, hi_closed: bool) -> None:
+    """Raise ValueError unless ``value`` lies in the interval, compared exactly as rationals.
+
+    ``lo``/``hi`` may be Fractions (e.g. 1/t): a float is compared with its exact value,
+    so a float that rounds 1/t down is rejected.
+    """
+    q = Fraction(value)
+    ok_lo = lo is None or (q >= Fraction(lo) if lo_closed else q > Fraction(lo))
+    ok_hi = hi is None or (q <= Fraction(hi) if hi_closed else q < Fraction(hi))
+    if not (ok_lo and ok_hi):
+        def show(b):
+            if b is None:
+                return "inf"
+            if isinstance(b, Fraction) and b.denominator != 1:
+                return f"{b.numerator}/{b.denominator}"
+            return str(b)
+        raise ValueError(f"{name}={value!r} must be in {interval_text(show(lo), show(hi), lo_closed, hi_closed)}")
+
+
+def check_int(name: str, value: object, lo: int | None = None, hi: int | None = None) -> int:
+    """``value`` as an int in [lo, hi]; TypeError for non-ints (bools included)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}={value!r} must be an int, not {type(value).__name__}")
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ValueError(f"{name}={value!r} must be in [{lo if lo is not None else '-inf'}, "
+                         f"{hi if hi is not None else 'inf'}]")
+    return v

@@ -1,0 +1,1 @@
+"""The verification engine: exact enumeration, divergences, spec checking, reports."""

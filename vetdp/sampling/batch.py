@@ -1,0 +1,113 @@
+"""Vectorised forms of the sampler primitives, for randomising many reports at once.
+
+They read the same byte source as the scalar primitives and have the same exact
+semantics: cell ``c`` of :func:`sample_bernoulli_batch` receives one byte per round until
+a byte is non-zero, exactly the byte sequence the variable-time
+:func:`~vetdp.sampling.primitives.sample_bernoulli_float` would read, and answers as it
+would. They cannot run under the engine's branching source (use the scalar forms there).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from vetdp.sampling.primitives import (
+    BERNOULLI_BUFFER_BYTES,
+    _validate_probability,
+    expansion_bits,
+    uniform_attempt_bytes,
+)
+from vetdp.sampling.sources import BranchingSource, current_source
+
+__all__ = ["sample_bernoulli_batch", "sample_uniform_int_below_batch", "BatchCellBytes"]
+
+# 1-based position of the first set bit within a byte (MSB first); 0 for the zero byte
+_FIRST_BIT = np.array([0] + [9 - b.bit_length() for b in range(1, 256)], dtype=np.int16)
+
+
+def _byte_source():
+    source = current_source()
+    if isinstance(source, BranchingSource):
+        raise TypeError("batch samplers cannot be enumerated; the engine uses the scalar primitives")
+    return source
+
+
+def _check_count(name: str, n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"{name}={n!r} must be an int in [0, inf)")
+    return int(n)
+
+
+class BatchCellBytes:
+    """For tests: the bytes each cell consumed in the last :func:`sample_bernoulli_batch` call."""
+
+    last: list[bytearray] | None = None
+
+
+def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.ndarray:
+    """``count`` independent Bernoulli(``prob``) draws as a bool array, each exact.
+
+    Round ``r`` reads one byte for every cell still undecided (cell order); a cell is
+    decided at its first non-zero byte, at 1-based bit position ``G``, and answers bit
+    ``G`` of ``prob``'s binary expansion. Cells with 135 zero bytes answer False (True
+    when prob is 1). With ``record``, :attr:`BatchCellBytes.last` keeps each cell's bytes.
+    """
+    p = _validate_probability(prob)
+    count = _check_count("count", count)
+    source = _byte_source()
+    width = 8 * BERNOULLI_BUFFER_BYTES
+    expansion = expansion_bits(p)
+    # table[g] = bit g of prob's expansion, g = 1..1080; table[0] = answer when no bit is set
+    table = np.zeros(width + 1, dtype=bool)
+    for g in range(1, width + 1):
+        table[g] = (expansion >> (width - g)) & 1
+    table[0] = p == 1.0
+    if p == 1.0:
+        table[:] = True
+    position = np.zeros(count, dtype=np.int32)
+    undecided = np.arange(count)
+    cells = [bytearray() for _ in range(count)] if record else None
+    for round_ in range(BERNOULLI_BUFFER_BYTES):
+        if undecided.size == 0:
+            break
+        drawn = np.frombuffer(source.random_bytes(undecided.size), dtype=np.uint8)
+        if cells is not None:
+            for c, b in zip(undecided.tolist(), drawn.tolist()):
+                cells[c].append(b)
+        first = _FIRST_BIT[drawn]
+        hit = first > 0
+        position[undecided[hit]] = 8 * round_ + first[hit]
+        undecided = undecided[~hit]
+    BatchCellBytes.last = cells
+    return table[position]
+
+
+def sample_uniform_int_below_batch(n: int, count: int) -> np.ndarray:
+    """``count`` independent integers uniform on [0, n), exactly (vectorised rejection)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"n={n!r} must be an int, not {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n={n!r} must be in [1, inf)")
+    if n > 2**62:
+        raise ValueError(f"n={n!r} must be at most 2**62 for the batch sampler")
+    count = _check_count("count", count)
+    source = _byte_source()
+    out = np.zeros(count, dtype=np.int64)
+    if n == 1:
+        return out
+    width = uniform_attempt_bytes(n)
+    bits = (n - 1).bit_length()
+    mask = np.uint64((1 << bits) - 1)
+    pending = np.arange(count)
+    while pending.size:
+        raw = np.frombuffer(source.random_bytes(pending.size * width), dtype=np.uint8).reshape(pending.size, width)
+        values = np.zeros(pending.size, dtype=np.uint64)
+        for j in range(width):  # big-endian, as the scalar attempt reads
+            values = (values << np.uint64(8)) | raw[:, j].astype(np.uint64)
+        values &= mask
+        ok = values < np.uint64(n)
+        out[pending[ok]] = values[ok].astype(np.int64)
+        pending = pending[~ok]
+    return out

@@ -1,0 +1,187 @@
+"""Sampler primitives: the only way a mechanism draws randomness.
+
+Each primitive has a byte-level algorithm (run against the current byte source) and an
+exact specification (the outcomes and their probabilities), which it hands to a
+:class:`~vetdp.sampling.sources.BranchingSource` when the engine enumerates. The byte-level
+algorithms are checked against the specifications one level down, by branching over
+bytes (``tests/test_sampling.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+from vetdp.sampling.sources import BranchingSource, current_source
+
+__all__ = [
+    "random_bytes",
+    "sample_geometric_buffer",
+    "sample_bernoulli_float",
+    "sample_uniform_int_below",
+    "BERNOULLI_BUFFER_BYTES",
+    "bernoulli_from_bytes",
+    "expansion_bits",
+    "uniform_attempt",
+]
+
+# Every float in [0, 1) is a multiple of 2**-1074, so its binary expansion ends by bit 1074.
+# 135 bytes = 1080 bits cover it; if none of them is set, the answer is False.
+BERNOULLI_BUFFER_BYTES = 135
+_BUFFER_BITS = 8 * BERNOULLI_BUFFER_BYTES
+
+
+def random_bytes(n: int) -> bytes:
+    """``n`` uniformly random bytes from the current source."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"n={n!r} must be an int in [0, inf)")
+    return current_source().random_bytes(int(n))
+
+
+def _first_set_bit(buffer: bytes) -> int | None:
+    """0-based index of the first set bit, reading each byte from its most significant bit."""
+    for i, byte in enumerate(buffer):
+        if byte:
+            return 8 * i + (8 - byte.bit_length())
+    return None
+
+
+def sample_geometric_buffer(buffer_len: int, constant_time: bool = False) -> int | None:
+    """Index of the first set bit among ``8*buffer_len`` random bits, or None if all are 0.
+
+    Bit ``i`` is first with probability ``2**-(i+1)``; None has probability ``2**-(8*buffer_len)``.
+    With ``constant_time`` all ``buffer_len`` bytes are read whatever they hold.
+    """
+    if isinstance(buffer_len, bool) or not isinstance(buffer_len, numbers.Integral) or buffer_len < 1:
+        raise ValueError(f"buffer_len={buffer_len!r} must be an int in [1, inf)")
+    source = current_source()
+    if isinstance(source, BranchingSource) and not source.branch_bytes:
+        bits = 8 * buffer_len
+        outcomes: list = [(i, Fraction(1, 2 ** (i + 1))) for i in range(bits)]
+        return source.branch(outcomes + [(None, Fraction(1, 2**bits))])
+    if constant_time:
+        return _first_set_bit_constant_time(source.random_bytes(buffer_len))
+    for i in range(buffer_len):
+        byte = source.random_bytes(1)[0]
+        if byte:
+            return 8 * i + (8 - byte.bit_length())
+    return None
+
+
+def _highest_bit_mask(r: int, width: int) -> int:
+    """The highest set bit of ``r`` (< 2**width) as a one-bit mask; 0 for r = 0.
+
+    A fixed sequence of shifts and ors over ``width``-bit integers, independent of ``r``.
+    """
+    shift = 1
+    while shift < width:
+        r |= r >> shift
+        shift <<= 1
+    return r ^ (r >> 1)
+
+
+def _first_set_bit_constant_time(buffer: bytes) -> int | None:
+    width = 8 * len(buffer)
+    mask = _highest_bit_mask(int.from_bytes(buffer, "big"), width)
+    return None if mask == 0 else width - mask.bit_length()
+
+
+def _validate_probability(prob: object) -> float:
+    if isinstance(prob, bool) or not isinstance(prob, numbers.Real):
+        raise TypeError(f"prob={prob!r} must be a float, not {type(prob).__name__}")
+    p = float(prob)
+    if math.isnan(p) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"prob={prob!r} must be in [0, 1]")
+    return p
+
+
+def expansion_bits(prob: float) -> int:
+    """``prob * 2**1080`` as an exact integer: bit ``1080 - i`` is bit ``i`` of prob's expansion.
+
+    Exact for every float in [0, 1] because each is a multiple of 2**-1074.
+    """
+    num, den = Fraction(prob).as_integer_ratio()
+    return num * (1 << _BUFFER_BITS) // den
+
+
+def bernoulli_from_bytes(prob: float, buffer: bytes) -> bool:
+    """The Bernoulli answer that the bytes ``buffer`` (first byte first) determine.
+
+    Reads ``G``, the 1-based position of the first set bit, and returns bit ``G`` of the
+    binary expansion of ``prob`` (``prob = Σ b_i 2**-i``), so ``P[True] = prob`` exactly.
+    ``prob == 1`` is always True. Runs a fixed sequence of operations for a fixed-length
+    buffer (this is the constant-time form; the variable-time form stops reading early).
+    """
+    width = 8 * len(buffer)
+    mask = _highest_bit_mask(int.from_bytes(buffer, "big"), width)
+    bits = expansion_bits(prob) >> (_BUFFER_BITS - width) if width <= _BUFFER_BITS else expansion_bits(prob) << (
+        width - _BUFFER_BITS)
+    return bool(mask & bits) | (prob == 1.0)
+
+
+def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
+    """True with probability exactly ``prob`` (every float in [0, 1], subnormals included).
+
+    Draws the position ``G`` of the first set bit in a stream of random bits and returns
+    bit ``G`` of ``prob``'s binary expansion. The variable-time form reads one byte at a
+    time and stops at the first non-zero byte; with ``constant_time=True`` all 135 bytes
+    are read and combined by a fixed sequence of big-integer operations, and the answer
+    equals the variable-time answer on the same bytes.
+
+    Raises TypeError/ValueError for a prob that is not a float in [0, 1].
+    """
+    p = _validate_probability(prob)
+    if not isinstance(constant_time, bool):
+        raise TypeError(f"constant_time={constant_time!r} must be a bool")
+    source = current_source()
+    if isinstance(source, BranchingSource) and not source.branch_bytes:
+        q = Fraction(p)
+        return source.branch([(True, q), (False, 1 - q)])
+    if constant_time:
+        return bernoulli_from_bytes(p, source.random_bytes(BERNOULLI_BUFFER_BYTES))
+    bits = expansion_bits(p)
+    for i in range(BERNOULLI_BUFFER_BYTES):
+        byte = source.random_bytes(1)[0]
+        if byte:
+            g = 8 * i + (9 - byte.bit_length())  # 1-based position of the first set bit
+            return bool((bits >> (_BUFFER_BITS - g)) & 1) or p == 1.0
+    return p == 1.0
+
+
+def uniform_attempt(n: int, buffer: bytes) -> int | None:
+    """One rejection-sampling attempt: the value the bytes give, or None when rejected.
+
+    Over all byte strings of the attempt's length, each value in [0, n) is produced by
+    exactly one string; the rest are rejected.
+    """
+    bits = (n - 1).bit_length()
+    v = int.from_bytes(buffer, "big") & ((1 << bits) - 1)
+    return v if v < n else None
+
+
+def uniform_attempt_bytes(n: int) -> int:
+    """How many bytes one attempt of :func:`uniform_attempt` reads for bound ``n``."""
+    return ((n - 1).bit_length() + 7) // 8
+
+
+def sample_uniform_int_below(n: int) -> int:
+    """An integer uniform on [0, n), exactly (rejection sampling on random bytes).
+
+    Raises TypeError unless ``n`` is an int, ValueError unless n >= 1.
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"n={n!r} must be an int, not {type(n).__name__}")
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"n={n!r} must be in [1, inf)")
+    source = current_source()
+    if isinstance(source, BranchingSource) and not source.branch_bytes:
+        return source.branch([(i, Fraction(1, n)) for i in range(n)])
+    if n == 1:
+        return 0
+    width = uniform_attempt_bytes(n)
+    while True:
+        v = uniform_attempt(n, source.random_bytes(width))
+        if v is not None:
+            return v
