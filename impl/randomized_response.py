@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from vetdp.core.measurement import (
     Measurement,
     PrivacyConstant,
 )
-from vetdp.core.validation import check_bool, check_float, check_interval
+from vetdp.core.validation import check_float, check_interval
 from vetdp.sampling.batch import sample_bernoulli_batch, sample_uniform_int_below_batch
 from vetdp.sampling.primitives import sample_bernoulli_float, sample_uniform_int_below
 
@@ -70,7 +70,7 @@ def check_categories(categories: object) -> list:
     return cats
 
 
-def make_randomized_response(categories: Sequence[Any], prob: float, constant_time: bool = False) -> Measurement:
+def make_randomized_response(categories: Sequence[Any], prob: float) -> Measurement:
     """ε-DP randomized response over ``t = len(categories)`` categories.
 
     Preconditions: at least two distinct categories of one type; ``prob`` a float with
@@ -89,7 +89,6 @@ def make_randomized_response(categories: Sequence[Any], prob: float, constant_ti
     p = check_float("prob", prob)
     n_cats = len(cats)
     check_interval("prob", p, Fraction(1, n_cats), 1, lo_closed=True, hi_closed=False)
-    check_bool("constant_time", constant_time)
 
     constant = PrivacyConstant(RANDOMIZED_RESPONSE_EPSILON, {"prob": p, "t": n_cats})
     epsilon = constant.value
@@ -104,7 +103,7 @@ def make_randomized_response(categories: Sequence[Any], prob: float, constant_ti
         if index is not None and sample >= index:
             sample += 1
         lie = cats[sample]
-        be_honest = sample_bernoulli_float(p, constant_time)
+        be_honest = sample_bernoulli_float(p)
         return truth if be_honest and index is not None else lie
 
     domain = AtomDomain(type(cats[0]))
@@ -129,7 +128,7 @@ def make_randomized_response(categories: Sequence[Any], prob: float, constant_ti
         privacy_map=privacy_map,
         output_domain=domain,
         privacy_constant=constant,
-        parameters={"categories": cats, "prob": p, "constant_time": constant_time},
+        parameters={"categories": cats, "prob": p},
         batch=batch,
         name="make_randomized_response",
     )

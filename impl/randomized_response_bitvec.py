@@ -5,12 +5,13 @@ Spec: specs/randomized_response_bitvec.py · Proof: proofs/randomized_response_b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from vetdp.arith.expr import TWO, var
+from vetdp.arith.expr import ONE, var
 from vetdp.core.measurement import (
     BitVectorDomain,
     DiscreteDistance,
@@ -37,16 +38,18 @@ __all__ = [
     "randomized_response_bitvec_frequency_mse",
 ]
 
-f, d = var("f"), var("d", "int")
+f, q, d = var("f"), var("q"), var("d", "int")
 
-# Each bit is flipped with probability f/2, rounded up: rounding may only add noise. It is
-# exact for every normal f; a subnormal f with an odd last bit rounds up by 2**-1075.
+# Each bit is flipped with probability q = f/2, rounded up: rounding may only add noise. It
+# is exact for every normal f; a subnormal f with an odd last bit rounds up by 2**-1075.
 FLIP_PROBABILITY = f.inf_div(2)
 
-# ε = d·ln((2−f)/f), d = min(2m, k) the largest Hamming distance between two inputs.
-# Written as d·(ln(2−f) − ln f) with ln(2−f) rounded up and ln f rounded down, so every step
-# is an upper bound; the split keeps a subnormal f from overflowing (2−f)/f.
-RANDOMIZED_RESPONSE_BITVEC_EPSILON = d.inf_mul(TWO.inf_sub(f).inf_ln().inf_sub(f.neg_inf_ln()))
+# ε = d·ln((1−q)/q) for the flip probability q actually used, d = min(2m, k) the largest
+# Hamming distance between two inputs. It equals the seeds' d·ln((2−f)/f) whenever f/2 is
+# a float, and stays tight when it is not (f = 2**-1074 flips with q = f, not f/2).
+# Written as d·(ln(1−q) − ln q), ln(1−q) rounded up, ln q down: every step is an upper
+# bound, and a subnormal q cannot overflow a quotient.
+RANDOMIZED_RESPONSE_BITVEC_EPSILON = d.inf_mul(ONE.inf_sub(q).inf_ln().inf_sub(q.neg_inf_ln()))
 
 
 def flip_probability(f_value: float) -> float:
@@ -68,8 +71,9 @@ def make_randomized_response_bitvec(input_domain: BitVectorDomain, input_metric:
     (the output has the domain's length, never the input's); ``input_metric`` a
     DiscreteDistance; ``f`` a float in (0, 1]; ``constant_time`` a bool.
 
-    Privacy: map(0) = 0; map(1) = min(2m, k)·ln((2−f)/f) rounded up
-    (:data:`RANDOMIZED_RESPONSE_BITVEC_EPSILON`); map(d_in > 1) raises, as in the 2025 proof.
+    Privacy: map(0) = 0; map(1) = min(2m, k)·ln((1−q)/q) rounded up, q the flip probability
+    (:data:`RANDOMIZED_RESPONSE_BITVEC_EPSILON`; = min(2m, k)·ln((2−f)/f) whenever f/2 is
+    a float); map(d_in > 1) raises, as in the 2025 proof.
 
     Proof: proofs/randomized_response_bitvec.md
     """
@@ -88,9 +92,9 @@ def make_randomized_response_bitvec(input_domain: BitVectorDomain, input_metric:
         raise ValueError("input_domain.length=None: make_randomized_response_bitvec requires a fixed length "
                          "in [1, inf) so that an output's length never reveals its input's")
     hamming_bound = min(2 * m, k)
-    constant = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"f": f_value, "d": hamming_bound})
+    flip = flip_probability(f_value)
+    constant = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"q": flip, "d": hamming_bound})
     epsilon = constant.value
-    q = flip_probability(f_value)
 
     def privacy_map(d_in: int) -> float:
         if d_in == 0:
@@ -100,7 +104,7 @@ def make_randomized_response_bitvec(input_domain: BitVectorDomain, input_metric:
         return epsilon
 
     def function(bits: tuple[bool, ...]) -> tuple[bool, ...]:
-        return tuple(b ^ sample_bernoulli_float(q, constant_time) for b in bits)
+        return tuple(b ^ sample_bernoulli_float(flip, constant_time) for b in bits)
 
     def batch(rows: Any) -> np.ndarray:
         """Randomise an (n, k) array of bits at once; every row is checked against the domain first."""
@@ -115,7 +119,7 @@ def make_randomized_response_bitvec(input_domain: BitVectorDomain, input_metric:
         if arr.shape[0] and weights.max() > m:
             bad = int(np.argmax(weights > m))
             raise DomainError(f"row {bad} has {int(weights[bad])} set bits; this domain allows at most {m}")
-        return arr ^ sample_bernoulli_batch(q, arr.size).reshape(arr.shape)
+        return arr ^ sample_bernoulli_batch(flip, arr.size).reshape(arr.shape)
 
     return Measurement(
         input_domain=input_domain,
@@ -166,9 +170,9 @@ def _column_sums(answers: Any) -> tuple[int, list[int]]:
 
 def _debias_counts(answers: Any, f_value: object) -> tuple[int, list[Fraction]]:
     fv = _check_f(f_value, allow_one=False)
-    q = Fraction(flip_probability(fv))
+    flip = Fraction(flip_probability(fv))
     n, sums = _column_sums(answers)
-    return n, [(y - n * q) / (1 - 2 * q) for y in sums]
+    return n, [(y - n * flip) / (1 - 2 * flip) for y in sums]
 
 
 def debias_randomized_response_bitvec(answers: Any, f: float, exact: bool = False) -> list:
@@ -195,8 +199,8 @@ def randomized_response_bitvec_count_variance(n: int, f: float, exact: bool = Fa
     """Variance of one coordinate of :func:`debias_randomized_response_bitvec` for n answers:
     n·q(1−q)/(1−2q)², which is n(f − f²/2)/(2(1−f)²) when q = f/2, whatever the true count."""
     n = check_int("n", n, lo=1)
-    q = Fraction(flip_probability(_check_f(f, allow_one=False)))
-    v = n * q * (1 - q) / (1 - 2 * q) ** 2
+    flip = Fraction(flip_probability(_check_f(f, allow_one=False)))
+    v = n * flip * (1 - flip) / (1 - 2 * flip) ** 2
     return v if exact else float(v)
 
 

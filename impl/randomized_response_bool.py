@@ -5,7 +5,7 @@ Spec: specs/randomized_response_bool.py · Proof: proofs/randomized_response_boo
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

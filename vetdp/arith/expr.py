@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
-from typing import Callable, Iterator, Mapping
 
 from vetdp.arith import rounding as R
 
@@ -111,7 +111,7 @@ OPS: dict[str, OpInfo] = {
 }
 
 
-def _lift(x: "Expr | float | int") -> "Expr":
+def _lift(x: Expr | float | int) -> Expr:
     if isinstance(x, Expr):
         return x
     return Const(x)
@@ -121,7 +121,7 @@ class Expr(abc.ABC):
     """A privacy-constant expression; see the module docstring."""
 
     # ----- building (method names mirror the rounding primitives)
-    def _apply(self, name: str, *others: "Expr | float | int") -> "Op":
+    def _apply(self, name: str, *others: Expr | float | int) -> Op:
         return Op(name, (self, *map(_lift, others)))
 
     def inf_add(self, other): return self._apply("inf_add", other)  # noqa: E704
@@ -158,11 +158,11 @@ class Expr(abc.ABC):
         """Variable name -> kind ("float" or "int")."""
         return {v.name: v.kind for v in self.walk() if isinstance(v, Var)}
 
-    def walk(self) -> Iterator["Expr"]:
+    def walk(self) -> Iterator[Expr]:
         """Every node, children before parents (evaluation order)."""
         yield self
 
-    def steps(self) -> list["Op"]:
+    def steps(self) -> list[Op]:
         """The operations in evaluation order."""
         return [node for node in self.walk() if isinstance(node, Op)]
 

@@ -26,3 +26,7 @@ def main() -> None:
 
 
 # --- subcommands: one import and one add_command line per module ---
+from vetdp.cli.check import check, verify  # noqa: E402
+
+main.add_command(check)
+main.add_command(verify)

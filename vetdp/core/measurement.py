@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from vetdp.arith.expr import Expr
 from vetdp.core.validation import check_float, check_int

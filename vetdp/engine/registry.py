@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import importlib
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from vetdp.engine.results import CheckResult
 

@@ -15,7 +15,7 @@ from typing import Any
 __all__ = ["Status", "CheckResult"]
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     """Only PASS counts as a pass."""
 
     PASS = "pass"

@@ -74,7 +74,7 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
             break
         drawn = np.frombuffer(source.random_bytes(undecided.size), dtype=np.uint8)
         if cells is not None:
-            for c, b in zip(undecided.tolist(), drawn.tolist()):
+            for c, b in zip(undecided.tolist(), drawn.tolist(), strict=True):
                 cells[c].append(b)
         first = _FIRST_BIT[drawn]
         hit = first > 0

@@ -18,8 +18,9 @@ import contextlib
 import contextvars
 import hashlib
 import os
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 __all__ = [
     "RandomSource",
