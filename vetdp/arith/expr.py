@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import math
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 
@@ -42,7 +43,7 @@ class OpInfo:
     rounded: Callable[..., float]
     exact: Callable[..., Interval] | None  # interval extension (args are intervals, prec)
     symbol: str
-    direction: str  # "up" (toward +inf) or "down" (toward -inf)
+    direction: str  # "up" (toward +inf), "down" (toward -inf) or "nearest" (naive IEEE)
     ideal: str  # name of the ideal operation: add, sub, mul, div, ln, exp, log1p, expm1
 
 
@@ -85,7 +86,26 @@ def _expm1_bracket(q: Fraction, prec: int) -> tuple[Fraction, Fraction]:
 
 
 def _op(name: str, arity: int, rounded: Callable[..., float], exact, symbol: str, ideal: str) -> OpInfo:
-    return OpInfo(name, arity, rounded, exact, symbol, "down" if name.startswith("neg_") else "up", ideal)
+    direction = "down" if name.startswith("neg_") else "nearest" if name.startswith("near_") else "up"
+    return OpInfo(name, arity, rounded, exact, symbol, direction, ideal)
+
+
+def _nearest(name: str, fn: Callable[..., float]) -> Callable[..., float]:
+    """Plain float64 arithmetic (round to nearest, libm for ln/exp), as the seeds' pseudocode
+    computes; raises FloatArithmeticError where IEEE would give inf or NaN."""
+    def rounded(*args: float) -> float:
+        for i, a in enumerate(args):
+            R.exact_fraction(f"{name}: arg{i}", a)
+        try:
+            out = fn(*(float(a) for a in args))
+        except (ZeroDivisionError, OverflowError, ValueError) as e:
+            raise R.FloatArithmeticError(f"{name}{tuple(args)!r}: {e}") from None
+        if not math.isfinite(out):
+            raise R.RoundingOverflowError(f"{name}{tuple(args)!r} is {out} in float64")
+        return out + 0.0
+
+    rounded.__name__ = name
+    return rounded
 
 
 OPS: dict[str, OpInfo] = {
@@ -107,6 +127,13 @@ OPS: dict[str, OpInfo] = {
         _op("neg_inf_log1p", 1, R.neg_inf_log1p, _monotone(_log1p_bracket, Fraction(-1)), "log1p", "log1p"),
         _op("inf_expm1", 1, R.inf_expm1, _monotone(_expm1_bracket, None), "expm1", "expm1"),
         _op("neg_inf_expm1", 1, R.neg_inf_expm1, _monotone(_expm1_bracket, None), "expm1", "expm1"),
+        # round-to-nearest forms: only for writing down the seeds' naive formulas, never a constant of ours
+        _op("near_add", 2, _nearest("near_add", lambda a, b: a + b), _iadd, "+", "add"),
+        _op("near_sub", 2, _nearest("near_sub", lambda a, b: a - b), _isub, "-", "sub"),
+        _op("near_mul", 2, _nearest("near_mul", lambda a, b: a * b), _imul, "*", "mul"),
+        _op("near_div", 2, _nearest("near_div", lambda a, b: a / b), _idiv, "/", "div"),
+        _op("near_ln", 1, _nearest("near_ln", math.log), _monotone(R.ln_bracket, Fraction(0)), "ln", "ln"),
+        _op("near_exp", 1, _nearest("near_exp", math.exp), _monotone(R.exp_bracket, None), "exp", "exp"),
     ]
 }
 
@@ -286,7 +313,7 @@ class Op(Expr):
         yield self
 
     def __str__(self) -> str:
-        arrow = "↑" if self.info.direction == "up" else "↓"
+        arrow = {"up": "↑", "down": "↓"}.get(self.info.direction, "≈")
         if self.info.arity == 2:
             return f"({self.args[0]} {self.info.symbol}{arrow} {self.args[1]})"
         return f"{self.info.symbol}{arrow}({self.args[0]})"
