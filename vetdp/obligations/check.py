@@ -1,0 +1,148 @@
+"""Run proof obligations and report each as proved, refuted (with a counterexample) or unknown.
+
+Obligation ids:
+
+* ``<constant>.cast.<var>``: the int parameter casts to float64 exactly over its range;
+* ``<constant>.step<i>.<op>.defined``, ``<constant>.sound``, ``<constant>.range``: see
+  :mod:`vetdp.obligations.z3encode`;
+* ``contract.<op>``: the primitive ``op`` meets the contract the encoding assumes.
+
+A refuted z3 query comes with z3's model and, when the witness search finds one, a
+concrete float input confirmed with mpmath (``confirmed``). For the seeds' naive
+constants (``naive.*``) a confirmed refutation is the expected finding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable
+
+from vetdp.arith.expr import Op, Var
+from vetdp.obligations import constants as C
+from vetdp.obligations.contracts import cast_obligation, op_contract
+from vetdp.obligations.witness import find_witness
+from vetdp.obligations.z3encode import ConstantSpec, Encoding, run_query
+
+__all__ = ["ObligationResult", "run_constant", "run_contract", "run_obligation", "obligation_ids",
+           "run_all", "contract_ops", "run_spec"]
+
+DEFAULT_TIMEOUT_S = 20.0
+DEEP_TIMEOUT_S = 120.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ObligationResult:
+    """The verdict on one obligation; ``status`` is "proved", "refuted" or "unknown"."""
+
+    id: str
+    status: str
+    seconds: float
+    statement: str
+    reason: str = ""
+    counterexample: dict | None = None  # z3's model (rounding-model level), as text
+    witness: dict | None = None  # a concrete float input confirmed with mpmath
+    confirmed: bool | None = None  # refuted only: was a concrete witness found?
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+
+def _model_text(model: dict | None) -> dict | None:
+    if model is None:
+        return None
+    return {k: (repr(float(v)) if abs(v) < 2**1023 else str(v)) for k, v in model.items()}
+
+
+def _statement(spec: ConstantSpec, qid: str) -> str:
+    pre = ", ".join(f"{r.name} in [{float(r.lo)!r}, {float(r.hi)!r}]" for r in spec.ranges)
+    if spec.relations_text:
+        pre += f", {spec.relations_text}"
+    if qid == "sound":
+        rel = ">=" if spec.bound == "upper" else "<="
+        what = f"float({spec.expr}) {rel} its real value"
+    elif qid == "range":
+        what = f"float({spec.expr}) in [{float(spec.result[0])!r}, {float(spec.result[1])!r}]"
+    else:
+        what = f"{qid.rsplit('.', 1)[0]}: no overflow, no division by zero, ln/log1p argument in domain"
+    return f"for all {pre}: {what}"
+
+
+def contract_ops(spec: ConstantSpec) -> list[str]:
+    return sorted({n.name for n in spec.expr.walk() if isinstance(n, Op)})
+
+
+@functools.cache
+def run_constant(cid: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[ObligationResult, ...]:
+    """Every obligation of the registered constant ``cid`` (casts, steps, sound, range), cached."""
+    return run_spec(C.constant(cid), timeout_s)
+
+
+def run_spec(spec: ConstantSpec, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[ObligationResult, ...]:
+    """Every obligation of ``spec``; a refutation carries z3's model and, if found, a confirmed witness."""
+    cid = spec.id
+    out: list[ObligationResult] = []
+    for v in sorted({n for n in spec.expr.walk() if isinstance(n, Var) and n.kind == "int"}, key=str):
+        rng = spec.range_of(v.name)
+        status, dt, detail, cex = cast_obligation(v.name, int(rng.lo), int(rng.hi))
+        out.append(ObligationResult(f"{cid}.cast.{v.name}", status, dt,
+                                    f"every int {v.name} in [{rng.lo}, {rng.hi}] casts to float64 exactly",
+                                    detail, {k: str(x) for k, x in cex.items()} if cex else None))
+    enc = Encoding(spec)
+    for q in enc.queries():
+        o = run_query(q, timeout_s)
+        witness, confirmed = None, None
+        if o.status == "refuted":
+            w = find_witness(spec, o.model, prefer_wrong_value=q.id == "sound")
+            step_op = q.id.split(".")[1] if q.id.startswith("step") else None
+            if w is not None and (q.id == "sound" or (step_op and w.message.startswith(f"{step_op}("))):
+                witness, confirmed = w.as_dict(), True
+            else:
+                confirmed = False
+        reason = o.reason if o.status == "unknown" else ""
+        if o.status == "unknown":
+            reason = f"z3: {o.reason} after {o.seconds:.1f} s"
+        out.append(ObligationResult(f"{cid}.{q.id}", o.status, o.seconds, _statement(spec, q.id), reason,
+                                    _model_text(o.model), witness, confirmed))
+    return tuple(out)
+
+
+@functools.cache
+def run_contract(op: str) -> ObligationResult:
+    status, dt, detail, cex = op_contract(op)
+    return ObligationResult(f"contract.{op}", status, dt, f"{op} meets its rounding contract", detail, cex)
+
+
+def obligation_ids(cid: str) -> list[str]:
+    """The ids :func:`run_constant` reports for ``cid``, without running anything."""
+    spec = C.constant(cid)
+    ids = [f"{cid}.cast.{v.name}" for v in sorted({n for n in spec.expr.walk()
+                                                   if isinstance(n, Var) and n.kind == "int"}, key=str)]
+    ids += [f"{cid}.{q.id}" for q in Encoding(spec).queries()]
+    return ids
+
+
+def run_obligation(oid: str, deep: bool = False) -> ObligationResult:
+    """The result of one obligation by id (runs its constant's obligations, cached)."""
+    if oid.startswith("contract."):
+        return run_contract(oid.removeprefix("contract."))
+    for cid in C.all_specs():
+        if oid.startswith(cid + "."):
+            for r in run_constant(cid, DEEP_TIMEOUT_S if deep else DEFAULT_TIMEOUT_S):
+                if r.id == oid:
+                    return r
+    raise KeyError(f"obligation={oid!r} is not a known obligation id")
+
+
+def run_all(cids: Iterable[str] | None = None, deep: bool = False) -> list[ObligationResult]:
+    """All obligations of the given constants (default: every one) plus their op contracts."""
+    out: list[ObligationResult] = []
+    ops: set[str] = set()
+    for cid in (cids if cids is not None else C.all_specs()):
+        out.extend(run_constant(cid, DEEP_TIMEOUT_S if deep else DEFAULT_TIMEOUT_S))
+        ops.update(contract_ops(C.constant(cid)))
+    out.extend(run_contract(op) for op in sorted(ops))
+    return out
+
+

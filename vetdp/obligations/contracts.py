@@ -1,0 +1,187 @@
+"""Checks of what the z3 encoding assumes: exact int casts, the rounding model, ln/exp facts.
+
+* ``cast_obligation``: z3's bit-precise floating-point theory proves that every int in
+  [lo, hi] (hi <= 2^53) converts to float64 exactly, and :func:`exact_int_to_float` is
+  shown to reject the first int above 2^53, which does not convert exactly.
+* ``op_contract``: a rounding primitive against its contract on boundary floats and a
+  seeded sample: for + − × ÷ the result equals z3's IEEE 754 result in the same rounding
+  mode (RTP/RTN/RNE) and lies within the error model of :mod:`.z3encode`; for ln/exp the
+  result lies on the promised side of an mpmath enclosure at 256 bits, within the model,
+  and is monotone over the sorted probes; the numeric ln/exp axioms the encoding uses are
+  enclosed with mpmath. Each is a check on many points, not a proof for all floats; the
+  report says so.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from fractions import Fraction
+
+import z3
+
+from vetdp.arith import rounding as R
+from vetdp.arith.expr import OPS
+from vetdp.obligations.z3encode import (
+    ABS_ERR,
+    EXP_SAFE_ARG,
+    LN_OF_MAX_UB,
+    LN_OF_MIN_SUBNORMAL_LB,
+    MAX_FLOAT,
+    REL_ERR,
+)
+
+__all__ = ["cast_obligation", "op_contract", "axiom_facts", "PROBES"]
+
+_F = z3.Float64()
+_Z3_MODE = {"up": z3.RTP(), "down": z3.RTN(), "nearest": z3.RNE()}
+_Z3_OP = {"add": z3.fpAdd, "sub": z3.fpSub, "mul": z3.fpMul, "div": z3.fpDiv}
+_EXACT = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+          "div": lambda a, b: a / b}
+
+PROBES: list[float] = sorted({5e-324, 1e-320, 2.2250738585072014e-308, 1e-300, 2.0**-53, 1e-10, 0.1, 1 / 3, 0.5,
+                              math.nextafter(1.0, 0.0), 1.0, math.nextafter(1.0, 2.0), 1.5, 2.0, 3.0, 10.0, 709.0,
+                              1e10, 2.0**53, 1e300, float(MAX_FLOAT)})
+
+
+def _within_model(direction: str, r: Fraction, x: Fraction) -> bool:
+    err = abs(x) * REL_ERR + ABS_ERR
+    if direction == "up":
+        return x <= r <= x + err or (x < -MAX_FLOAT and r == -MAX_FLOAT)
+    if direction == "down":
+        return x - err <= r <= x or (x > MAX_FLOAT and r == MAX_FLOAT)
+    return abs(r - x) <= err
+
+
+def cast_obligation(name: str, lo: int, hi: int) -> tuple[str, float, str, dict | None]:
+    """(status, seconds, detail, counterexample) for "every int in [lo, hi] casts exactly"."""
+    n = z3.BitVec(name, 64)
+    c = z3.fpToFPUnsigned(z3.RNE(), n, _F)
+    s = z3.Solver()
+    s.set("timeout", 20000)
+    s.add(z3.UGE(n, lo), z3.ULE(n, hi), z3.fpToUBV(z3.RTZ(), c, z3.BitVecSort(64)) != n)
+    t0 = time.perf_counter()
+    r = s.check()
+    dt = time.perf_counter() - t0
+    if r == z3.sat:
+        bad = s.model().eval(n).as_long()
+        return "refuted", dt, f"{name}={bad} does not convert to float64 exactly", {name: bad}
+    if r == z3.unknown:
+        return "unknown", dt, s.reason_unknown(), None
+    try:
+        R.exact_int_to_float(name, 2**53 + 1)
+    except R.FloatArithmeticError:
+        return "proved", dt, f"every {name} in [{lo}, {hi}] casts exactly; {name}=2**53+1 is rejected", None
+    return "refuted", dt, f"exact_int_to_float accepted {name}=2**53+1, which rounds", {name: 2**53 + 1}
+
+
+def _pairs(seed: int) -> list[tuple[float, float]]:
+    rng = random.Random(seed)
+    base = PROBES + [-x for x in PROBES[::3]]
+    pairs = [(a, b) for a in base[::2] for b in base[1::2]]
+    pairs += [(rng.uniform(-4, 4), rng.uniform(-4, 4)) for _ in range(40)]
+    return pairs
+
+
+def _rational_contract(op: str, seed: int) -> list[str]:
+    info = OPS[op]
+    problems = []
+    for a, b in _pairs(seed):
+        if info.ideal == "div" and b == 0:
+            continue
+        x = _EXACT[info.ideal](Fraction(a), Fraction(b))
+        try:
+            r = info.rounded(a, b)
+        except R.FloatArithmeticError:
+            if (info.direction != "down" and x > MAX_FLOAT) or (info.direction != "up" and x < -MAX_FLOAT):
+                continue  # overflow in the direction of rounding is rejected, as promised
+            problems.append(f"{op}({a!r}, {b!r}) raised for a result in range")
+            continue
+        z = z3.simplify(_Z3_OP[info.ideal](_Z3_MODE[info.direction], z3.FPVal(a, _F), z3.FPVal(b, _F)))
+        if z3.is_true(z3.simplify(z3.fpIsInf(z))):
+            ieee = None
+        else:
+            ieee = Fraction(z3.simplify(z3.fpToReal(z)).as_fraction())
+        if ieee is not None and ieee != Fraction(r):
+            problems.append(f"{op}({a!r}, {b!r}) = {r!r} but IEEE {info.direction} gives {R.float_repr(ieee)}")
+        if not _within_model(info.direction, Fraction(r), x):
+            problems.append(f"{op}({a!r}, {b!r}) = {r!r} is outside the rounding model of {R.float_repr(x)}")
+    return problems
+
+
+def _transcendental_contract(op: str, seed: int) -> list[str]:
+    info = OPS[op]
+    rng = random.Random(seed)
+    probes = [x for x in PROBES + [-x for x in PROBES] + [rng.uniform(-700, 700) for _ in range(40)]
+              + [math.exp(rng.uniform(-740, 700)) for _ in range(40)]]
+    domain_lo = {"ln": Fraction(0), "log1p": Fraction(-1)}.get(info.ideal)
+    bracket = {"ln": R.ln_bracket, "exp": R.exp_bracket, "log1p": lambda q, p: R.ln_bracket(1 + q, p),
+               "expm1": lambda q, p: tuple(v - 1 for v in R.exp_bracket(q, p))}[info.ideal]
+    problems, outputs = [], []
+    for x in sorted(set(probes)):
+        q = Fraction(x)
+        if domain_lo is not None and q <= domain_lo:
+            continue
+        lo, hi = bracket(q, 256)
+        try:
+            r = Fraction(info.rounded(x))
+        except R.FloatArithmeticError:
+            if info.direction != "down" and lo > MAX_FLOAT:
+                continue  # exp overflow toward +inf is rejected
+            problems.append(f"{op}({x!r}) raised")
+            continue
+        outputs.append((x, r))
+        d = info.direction
+        if d == "up":
+            ok = lo <= r <= hi + abs(hi) * REL_ERR + ABS_ERR
+        elif d == "down":
+            ok = lo - abs(lo) * REL_ERR - ABS_ERR <= r <= hi or (lo > MAX_FLOAT and r == MAX_FLOAT)
+        else:
+            ok = _within_model("nearest", r, (lo + hi) / 2)
+        if not ok:
+            problems.append(f"{op}({x!r}) = {float(r)!r} is not within the {d} rounding of the true value "
+                            f"{R.float_repr(lo)}")
+    for (x0, r0), (x1, r1) in zip(outputs, outputs[1:], strict=False):
+        if r1 < r0:
+            problems.append(f"{op} is not monotone: {op}({x0!r}) > {op}({x1!r})")
+    return problems
+
+
+def axiom_facts() -> list[str]:
+    """The numeric ln/exp facts the encoding asserts, each enclosed with mpmath; [] if all hold."""
+    problems = []
+    lo, _ = R.ln_bracket(Fraction(1, 2**1074), 256)
+    if lo < LN_OF_MIN_SUBNORMAL_LB:
+        problems.append("ln(2^-1074) >= -745 fails")
+    _, hi = R.ln_bracket(MAX_FLOAT, 256)
+    if hi > LN_OF_MAX_UB:
+        problems.append("ln(MAX) <= 710 fails")
+    _, hi = R.exp_bracket(EXP_SAFE_ARG, 256)
+    if hi > MAX_FLOAT:
+        problems.append("exp(709) <= MAX fails")
+    for x in PROBES:  # ln a <= a - 1 and exp a >= 1 + a, on probes
+        q = Fraction(x)
+        if R.ln_bracket(q, 256)[0] > q - 1:
+            problems.append(f"ln({x!r}) <= {x!r} - 1 fails")
+        if x <= 700 and R.exp_bracket(q, 256)[1] < 1 + q:
+            problems.append(f"exp({x!r}) >= 1 + {x!r} fails")
+    return problems
+
+
+def op_contract(op: str, seed: int = 0) -> tuple[str, float, str, dict | None]:
+    """(status, seconds, detail, first problem) of the contract check of primitive ``op``."""
+    if op not in OPS:
+        raise ValueError(f"op={op!r} must be one of {sorted(OPS)}")
+    t0 = time.perf_counter()
+    if OPS[op].ideal in _EXACT:
+        problems = _rational_contract(op, seed)
+        what = "equals z3's IEEE result and the rounding model on"
+    else:
+        problems = _transcendental_contract(op, seed) + axiom_facts()
+        what = "is on the promised side of a 256-bit mpmath enclosure, monotone, within the model on"
+    dt = time.perf_counter() - t0
+    if problems:
+        return "refuted", dt, f"{len(problems)} problem(s): {problems[0]}", {"problems": problems[:5]}
+    n = len(_pairs(seed)) if OPS[op].ideal in _EXACT else len(PROBES) * 2 + 80
+    return "proved", dt, f"{op} {what} ~{n} probe inputs (a check on points, not a proof for all floats)", None
