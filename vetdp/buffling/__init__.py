@@ -1,0 +1,11 @@
+"""Analysis of the buffling mechanism (seed 004): flip every bit of k Bloom filters, shuffle the columns.
+
+* :mod:`~vetdp.buffling.snr` — Part I, signal-to-noise ratio of incremental logo changes.
+* :mod:`~vetdp.buffling.one_bf` — Part II, one Bloom filter: the loss three ways.
+* :mod:`~vetdp.buffling.many_bf`, :mod:`~vetdp.buffling.bounds` — Part III, certified δ(ε), ε(δ).
+* :mod:`~vetdp.buffling.montecarlo` — the document's simulation, with confidence intervals.
+* :mod:`~vetdp.buffling.search` — ``estimate_flip_prob``.
+* :mod:`~vetdp.buffling.heuristic` — exhaustive test of the document's worst-pair heuristic.
+
+The mechanism itself is :mod:`vetdp.impl.buffling`. Proof and findings: proofs/buffling.md.
+"""
