@@ -288,7 +288,8 @@ def _bernoulli():
     ideal = BV.FLIP_PROBABILITY.to_sympy()
     exact = all(Fraction(BV.flip_probability(fv)) == Fraction(fv) / 2 for fv in (1.0, 0.5, 0.1, 2.0**-1022))
     ok = sp.simplify(ideal - f / 2) == 0 and exact
-    return "proved" if ok else "refuted", "sympy + exact", f"FLIP_PROBABILITY = {ideal}; f/2 exact for normal f: {exact}"
+    detail = f"FLIP_PROBABILITY = {ideal}; f/2 exact for normal f: {exact}"
+    return "proved" if ok else "refuted", "sympy + exact", detail
 
 
 @lemma("errata.make_rappor_d_in", "make_rappor's map rejects d_in > 1 (the 2024 map ignored d_in)")
