@@ -30,3 +30,7 @@ from vetdp.cli.check import check, verify  # noqa: E402
 
 main.add_command(check)
 main.add_command(verify)
+from vetdp.cli.account import account, plot  # noqa: E402
+
+main.add_command(account)
+main.add_command(plot)
