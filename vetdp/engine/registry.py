@@ -37,6 +37,8 @@ Provider = Callable[[CheckOptions], Iterable[CheckResult]]
 
 # "module:function" of every provider, in the order they run.
 PROVIDERS: list[str] = [
+    "vetdp.engine.primitives_check:check_primitives",
+    "vetdp.obligations.provider:check_proofs",
 ]
 
 

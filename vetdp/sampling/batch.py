@@ -16,6 +16,7 @@ import numpy as np
 from vetdp.sampling.primitives import (
     BERNOULLI_BUFFER_BYTES,
     _validate_probability,
+    bernoulli_bytes_needed,
     expansion_bits,
     uniform_attempt_bytes,
 )
@@ -51,8 +52,9 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
 
     Round ``r`` reads one byte for every cell still undecided (cell order); a cell is
     decided at its first non-zero byte, at 1-based bit position ``G``, and answers bit
-    ``G`` of ``prob``'s binary expansion. Cells with 135 zero bytes answer False (True
-    when prob is 1). With ``record``, :attr:`BatchCellBytes.last` keeps each cell's bytes.
+    ``G`` of ``prob``'s binary expansion. Rounds stop after ``bernoulli_bytes_needed(prob)``
+    bytes, as the scalar form does; cells still undecided answer False (True when prob
+    is 1). With ``record``, :attr:`BatchCellBytes.last` keeps each cell's bytes.
     """
     p = _validate_probability(prob)
     count = _check_count("count", count)
@@ -69,7 +71,7 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
     position = np.zeros(count, dtype=np.int32)
     undecided = np.arange(count)
     cells = [bytearray() for _ in range(count)] if record else None
-    for round_ in range(BERNOULLI_BUFFER_BYTES):
+    for round_ in range(bernoulli_bytes_needed(p)):
         if undecided.size == 0:
             break
         drawn = np.frombuffer(source.random_bytes(undecided.size), dtype=np.uint8)

@@ -22,6 +22,7 @@ __all__ = [
     "sample_uniform_int_below",
     "BERNOULLI_BUFFER_BYTES",
     "bernoulli_from_bytes",
+    "bernoulli_bytes_needed",
     "expansion_bits",
     "uniform_attempt",
 ]
@@ -105,6 +106,18 @@ def expansion_bits(prob: float) -> int:
     return num * (1 << _BUFFER_BITS) // den
 
 
+def bernoulli_bytes_needed(prob: float) -> int:
+    """Bytes the variable-time Bernoulli reads at most: up to the last set bit of prob's expansion.
+
+    Depends on the public ``prob`` only (0 for prob 0 and 1, whose answer is fixed).
+    """
+    if prob in (0.0, 1.0):
+        return 0
+    bits = expansion_bits(prob)
+    last = _BUFFER_BITS - ((bits & -bits).bit_length() - 1)  # 1-based position of the last set bit
+    return (last + 7) // 8
+
+
 def bernoulli_from_bytes(prob: float, buffer: bytes) -> bool:
     """The Bernoulli answer that the bytes ``buffer`` (first byte first) determine.
 
@@ -125,9 +138,10 @@ def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
 
     Draws the position ``G`` of the first set bit in a stream of random bits and returns
     bit ``G`` of ``prob``'s binary expansion. The variable-time form reads one byte at a
-    time and stops at the first non-zero byte; with ``constant_time=True`` all 135 bytes
-    are read and combined by a fixed sequence of big-integer operations, and the answer
-    equals the variable-time answer on the same bytes.
+    time and stops at the first non-zero byte, or once the rest of the expansion is zero
+    (:func:`bernoulli_bytes_needed`); with ``constant_time=True`` all 135 bytes are read
+    and combined by a fixed sequence of big-integer operations, and the answer equals the
+    variable-time answer on the same bytes.
 
     Raises TypeError/ValueError for a prob that is not a float in [0, 1].
     """
@@ -141,7 +155,7 @@ def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
     if constant_time:
         return bernoulli_from_bytes(p, source.random_bytes(BERNOULLI_BUFFER_BYTES))
     bits = expansion_bits(p)
-    for i in range(BERNOULLI_BUFFER_BYTES):
+    for i in range(bernoulli_bytes_needed(p)):
         byte = source.random_bytes(1)[0]
         if byte:
             g = 8 * i + (9 - byte.bit_length())  # 1-based position of the first set bit

@@ -113,23 +113,38 @@ class BranchingSource(RandomSource):
     def __init__(self, prefix: Sequence[int] = (), max_choices: int = 100_000, branch_bytes: bool = False):
         self.prefix = list(prefix)
         self.trail: list[tuple[int, int]] = []
-        self.probability = Fraction(1)
+        self._probability = Fraction(1)
+        self._uniform_denominator = 1  # product of the n of every branch_uniform(n), kept as an int
         self.max_choices = max_choices
         self.branch_bytes = branch_bytes
+
+    @property
+    def probability(self) -> Fraction:
+        """The exact probability of the path taken so far."""
+        return self._probability / self._uniform_denominator
+
+    def _choose(self, options: int) -> int:
+        position = len(self.trail)
+        if position >= self.max_choices:
+            raise PathLimitExceeded(f"a single run made more than {self.max_choices} random choices")
+        index = self.prefix[position] if position < len(self.prefix) else 0
+        self.trail.append((index, options))
+        return index
 
     def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
         """One of ``outcomes`` (value, probability); zero-probability values are never taken."""
         live = [(v, p) for v, p in outcomes if p != 0]
         if not live:
             raise ValueError("branch() needs at least one outcome with positive probability")
-        position = len(self.trail)
-        if position >= self.max_choices:
-            raise PathLimitExceeded(f"a single run made more than {self.max_choices} random choices")
-        index = self.prefix[position] if position < len(self.prefix) else 0
-        value, p = live[index]
-        self.trail.append((index, len(live)))
-        self.probability *= p
+        value, p = live[self._choose(len(live))]
+        self._probability *= p
         return value
+
+    def branch_uniform(self, n: int) -> int:
+        """An integer in [0, n), each with probability 1/n (cheaper than :meth:`branch`)."""
+        index = self._choose(n)
+        self._uniform_denominator *= n
+        return index
 
     def random_bytes(self, n: int) -> bytes:
         """Each byte branches over its 256 values (only when built with ``branch_bytes``)."""
@@ -138,8 +153,7 @@ class BranchingSource(RandomSource):
                 "raw random bytes cannot be enumerated at the mechanism level; call a sampler "
                 "primitive (sample_bernoulli_float, sample_uniform_int_below, ...) instead"
             )
-        uniform = Fraction(1, 256)
-        return bytes(self.branch([(b, uniform) for b in range(256)]) for _ in range(n))
+        return bytes(self.branch_uniform(256) for _ in range(n))
 
 
 _current: contextvars.ContextVar[RandomSource] = contextvars.ContextVar("vetdp_random_source", default=SystemSource())
