@@ -34,3 +34,6 @@ from vetdp.cli.account import account, plot  # noqa: E402
 
 main.add_command(account)
 main.add_command(plot)
+
+from vetdp.cli.proofs import proofs  # noqa: E402
+main.add_command(proofs)

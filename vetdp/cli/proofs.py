@@ -1,0 +1,108 @@
+"""``vetdp proofs``: are the pinned proofs still about the code, and do their obligations hold?
+
+Exit codes: 0 all up to date and proved; 1 a proof is outdated or an obligation/lemma fails
+(or ``bless`` refused); 2 bad usage (unknown proof name, malformed document).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from vetdp.cli import ExitCode
+from vetdp.obligations.pinning import Pinning, ProofError
+
+__all__ = ["proofs"]
+
+_STYLE = {"up to date": "green", "outdated": "yellow", "failing": "red", "invalid": "red"}
+
+
+@click.group()
+@click.option("--proofs-dir", type=click.Path(file_okay=False), default=None,
+              help="Directory of the proof documents (default: proofs/ of this source tree).")
+@click.option("--impl-dir", type=click.Path(file_okay=False), default=None,
+              help="Read the vetdp.impl sources from this directory instead of the installed package.")
+@click.pass_context
+def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None) -> None:
+    """Pinned proof documents: status, diff, bless, render."""
+    ctx.obj = Pinning(Path(proofs_dir) if proofs_dir else None,
+                      {"vetdp.impl": Path(impl_dir)} if impl_dir else None)
+
+
+@proofs.command()
+@click.argument("names", nargs=-1)
+@click.option("--deep", is_flag=True, help="Give z3 longer per obligation.")
+@click.pass_obj
+def status(pin: Pinning, names: tuple[str, ...], deep: bool) -> None:
+    """A table of every proof: up to date / outdated / an obligation failing."""
+    console = Console()
+    table = Table(title="vetdp proofs")
+    for col in ("proof", "state", "vetted", "obligations", "lemmas", "detail"):
+        table.add_column(col)
+    worst = ExitCode.OK
+    for stem in names or pin.stems():
+        st = pin.status(stem, deep)
+        if st.state == "invalid":
+            worst = ExitCode.ERROR
+        elif not st.ok and worst is ExitCode.OK:
+            worst = ExitCode.VIOLATION
+        try:
+            doc = pin.doc(stem)
+            n_obl, n_lem, vetted = str(len(doc.meta["obligations"])), str(len(doc.meta["lemmas"])), \
+                doc.meta.get("vetted", "?")
+        except ProofError:
+            n_obl = n_lem = vetted = "-"
+        detail = ("" if st.ok else st.message) + (f"; failing: {', '.join(st.failing)}" if st.failing else "")
+        table.add_row(stem, f"[{_STYLE[st.state]}]{st.state}[/]", vetted, n_obl, n_lem, detail)
+    console.print(table)
+    sys.exit(int(worst))
+
+
+@proofs.command()
+@click.argument("name")
+@click.pass_obj
+def diff(pin: Pinning, name: str) -> None:
+    """The source change of NAME's proved functions since the proof was vetted."""
+    try:
+        text = pin.diff(name)
+    except ProofError as e:
+        click.echo(str(e), err=True)
+        sys.exit(int(ExitCode.ERROR))
+    click.echo(text if text else f"{name}: no change since the proof was vetted")
+    sys.exit(int(ExitCode.VIOLATION if text else ExitCode.OK))
+
+
+@proofs.command()
+@click.argument("name")
+@click.option("--deep", is_flag=True, help="Give z3 longer per obligation.")
+@click.pass_obj
+def bless(pin: Pinning, name: str, deep: bool) -> None:
+    """Re-pin NAME to the current source after review; refused while an obligation fails."""
+    try:
+        doc = pin.doc(name)
+    except ProofError as e:
+        click.echo(str(e), err=True)
+        sys.exit(int(ExitCode.ERROR))
+    try:
+        doc = pin.bless(name, deep)
+    except ProofError as e:
+        click.echo(str(e), err=True)
+        sys.exit(int(ExitCode.VIOLATION))
+    click.echo(f"{name}: pinned {doc.meta['source_digest']} (vetted {doc.meta['vetted']})")
+
+
+@proofs.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="build/proofs", show_default=True,
+              help="Directory for the HTML files.")
+@click.pass_obj
+def render(pin: Pinning, out_dir: str) -> None:
+    """Write every proof as HTML with typeset math (MathML, offline) and a status banner."""
+    from vetdp.obligations.render import render_all
+
+    paths = render_all(pin, Path(out_dir))
+    for p in paths:
+        click.echo(str(p))

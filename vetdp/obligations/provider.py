@@ -1,0 +1,69 @@
+"""The proofs provider of ``vetdp check``: pinned proofs, their obligations and lemmas.
+
+For each ``proofs/<stem>.md`` it yields ``proof.up_to_date`` (FAIL when the pinned source
+changed or the document is invalid), then ``obligation.<id>`` (PASS proved, FAIL refuted,
+UNDECIDED unknown) and ``lemma.<id>`` (PASS proved/checked, FAIL refuted) for every id the
+proof relies on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from vetdp.engine.registry import CheckOptions
+from vetdp.engine.results import CheckResult, Status
+from vetdp.obligations.check import run_obligation
+from vetdp.obligations.lemmas import LEMMAS, run_lemma
+from vetdp.obligations.pinning import Pinning, ProofError
+
+__all__ = ["check_proofs"]
+
+_OBLIGATION_STATUS = {"proved": Status.PASS, "refuted": Status.FAIL, "unknown": Status.UNDECIDED}
+
+
+def check_proofs(options: CheckOptions, pinning: Pinning | None = None) -> Iterator[CheckResult]:
+    """Yield one result per proof freshness, obligation and lemma (see module docstring); never raises."""
+    pin = pinning or Pinning()
+    for stem in pin.stems():
+        t0 = time.perf_counter()
+        try:
+            doc = pin.doc(stem)
+            current = pin.digest(doc)
+        except ProofError as e:
+            if options.selected(f"{stem}::proof.up_to_date"):
+                yield CheckResult(stem, "proof.up_to_date", Status.ERROR, message=str(e),
+                                  seconds=time.perf_counter() - t0)
+            continue
+        if options.selected(f"{stem}::proof.up_to_date"):
+            fresh = current == doc.meta["source_digest"]
+            yield CheckResult(
+                stem, "proof.up_to_date", Status.PASS if fresh else Status.FAIL, subject=str(doc.path),
+                message=(f"vetted {doc.meta.get('vetted', '?')}" if fresh else
+                         f"outdated: source digest {current} != pinned {doc.meta['source_digest']}"),
+                repro=None if fresh else f"vetdp proofs diff {stem}", seconds=time.perf_counter() - t0)
+        for oid in doc.meta["obligations"]:
+            if options.selected(f"{stem}::obligation.{oid}"):
+                yield _obligation(stem, oid, options.deep)
+        for lid in doc.meta["lemmas"]:
+            if options.selected(f"{stem}::lemma.{lid}"):
+                yield _lemma(stem, lid)
+
+
+def _obligation(stem: str, oid: str, deep: bool) -> CheckResult:
+    try:
+        r = run_obligation(oid, deep)
+    except (KeyError, ValueError) as e:
+        return CheckResult(stem, f"obligation.{oid}", Status.ERROR, message=str(e))
+    msg = r.statement if r.proved else (r.reason or r.statement)
+    return CheckResult(stem, f"obligation.{oid}", _OBLIGATION_STATUS[r.status], subject=r.statement,
+                       witness=r.witness or r.counterexample, message=msg, seconds=r.seconds,
+                       repro=f"vetdp proofs status {stem}")
+
+
+def _lemma(stem: str, lid: str) -> CheckResult:
+    if lid not in LEMMAS:
+        return CheckResult(stem, f"lemma.{lid}", Status.ERROR, message=f"lemma={lid!r} is not a known lemma")
+    r = run_lemma(lid)
+    return CheckResult(stem, f"lemma.{lid}", Status.PASS if r.passed else Status.FAIL, subject=r.statement,
+                       message=f"{r.method}: {r.detail}", seconds=r.seconds)
