@@ -182,3 +182,14 @@ def test_bad_parameters_raise(call, match):
 def test_exact_pld_rejects_non_family():
     with pytest.raises(TypeError, match="family"):
         ExactPLD("rappor", 3)
+
+
+def test_provider_checks_pass_and_are_registered():
+    from vetdp.accounting.provider import check_accounting
+    from vetdp.engine.registry import PROVIDERS, CheckOptions
+
+    assert "vetdp.accounting.provider:check_accounting" in PROVIDERS
+    results = list(check_accounting(CheckOptions()))
+    assert len(results) == 16 and all(r.passed for r in results), [r for r in results if not r.passed]
+    only = list(check_accounting(CheckOptions(pattern="*pld.rappor*")))
+    assert [r.check for r in only] == ["pld.rappor.matches_enumeration[n=2]"]

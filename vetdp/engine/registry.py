@@ -39,6 +39,7 @@ Provider = Callable[[CheckOptions], Iterable[CheckResult]]
 PROVIDERS: list[str] = [
     "vetdp.engine.primitives_check:check_primitives",
     "vetdp.obligations.provider:check_proofs",
+    "vetdp.accounting.provider:check_accounting",
 ]
 
 
