@@ -137,3 +137,18 @@ def test_naive_flip_probability_rounds_min_subnormal_to_zero():
 def test_check_point_accepts_sound_value():
     spec = C.constant("randomized_response.epsilon")
     assert check_point(spec, {"prob": 0.75, "t": 2}) is None
+
+
+QUOTED = [("naive.randomized_response.epsilon", {"prob": float.fromhex("0x1.0000000000001p-2"), "t": 10}),
+          ("naive.randomized_response_bitvec.epsilon", {"f": 0.26251833548202747, "m": 8}),
+          ("naive.k_rappor.flip_probability", {"epsilon": 5.900987898278626e-06, "k": 7})]
+
+
+@pytest.mark.parametrize(("cid", "env"), QUOTED, ids=[c for c, _ in QUOTED])
+def test_witnesses_quoted_in_proofs_under_report(cid, env):
+    w = check_point(C.constant(cid), env)
+    assert w is not None and w.kind == "under-reports"
+    proofs = (C.__file__.rsplit("/vetdp/", 1)[0]) + "/proofs/"
+    text = "".join(open(proofs + s + ".md").read() for s in ("randomized_response", "randomized_response_bitvec",
+                                                               "k_rappor"))
+    assert repr(w.computed) in text

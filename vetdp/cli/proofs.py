@@ -106,3 +106,23 @@ def render(pin: Pinning, out_dir: str) -> None:
     paths = render_all(pin, Path(out_dir))
     for p in paths:
         click.echo(str(p))
+
+
+@proofs.command()
+def findings() -> None:
+    """The seeds' arithmetic re-checked: every obligation of each naive/seed constant, with witnesses."""
+    from vetdp.obligations.check import run_all
+    from vetdp.obligations.constants import NAIVE, SEED_DIRECTED
+
+    table = Table(title="seed constants (round-to-nearest and seed 001's order)")
+    for col in ("obligation", "status", "s", "witness"):
+        table.add_column(col)
+    for r in run_all(list(SEED_DIRECTED) + list(NAIVE)):
+        if r.id.startswith("contract."):
+            continue
+        w = r.witness or {}
+        text = f"{w.get('inputs_repr')}: {w.get('message')}" if w else (r.reason or "")
+        if r.status == "refuted" and not r.confirmed:
+            text = f"z3 model {r.counterexample}; not confirmed on floats"
+        table.add_row(r.id, r.status, f"{r.seconds:.2f}", text)
+    Console().print(table)
