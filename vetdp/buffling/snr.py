@@ -83,7 +83,7 @@ def skewed_counts(k: int, n_bit: int, skew: Fraction | float) -> list[Fraction]:
     """
     s = Fraction(skew)
     if not 0 <= s <= 1:
-        raise ValueError(f"skew={skew!r} must be in [0, 1]")
+        raise ValueError(f"skew={s} must be in [0, 1]")
     n = 1 << k
     return [n_bit * ((1 - s) / n + (s if logo == 0 else 0)) for logo in range(n)]
 

@@ -37,3 +37,5 @@ main.add_command(plot)
 
 from vetdp.cli.proofs import proofs  # noqa: E402
 main.add_command(proofs)
+from vetdp.cli.buffling import buffling  # noqa: E402
+main.add_command(buffling)

@@ -40,6 +40,7 @@ PROVIDERS: list[str] = [
     "vetdp.engine.primitives_check:check_primitives",
     "vetdp.obligations.provider:check_proofs",
     "vetdp.accounting.provider:check_accounting",
+    "vetdp.buffling.provider:check_buffling",
 ]
 
 

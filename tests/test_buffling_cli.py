@@ -1,0 +1,70 @@
+"""``vetdp buffling``: tables, JSON documents, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from vetdp.cli import main
+
+
+def run(args):
+    return CliRunner().invoke(main, ["buffling", *args])
+
+
+def test_snr_json_and_plot(tmp_path):
+    out, png = tmp_path / "snr.json", tmp_path / "snr.png"
+    r = run(["snr", "--n-pub", "2", "--n-bit", "10", "--flip-prob", "0.25", "--skew", "1", "--json", str(out),
+             "--plot", str(png)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == 1 and doc["command"] == "buffling snr"
+    assert doc["argmax"] == [[0, 3], [3, 0]]
+    # at full skew the maximiser is c_l ∝ 1 − (q/p)^(2y(l)−k) (derived in proofs/buffling.md)
+    c = doc["coef_K_to_0"]
+    assert c[0] > 0 > c[3] and abs(c[1] - c[2]) < 1e-12
+    assert png.stat().st_size > 0
+
+
+def test_one_bf_reports_routes_and_max(tmp_path):
+    out = tmp_path / "one.json"
+    r = run(["one-bf", "--n-bit", "5", "--flip-prob", "0.1", "--delta", "0.01", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["routes_worst_relative_error"] <= 1e-12
+    assert any("complement" in s for s in doc["routes"])
+    assert doc["max"]["hockey"] <= doc["max"]["quantile"] <= doc["max"]["pure"]
+
+
+def test_privacy_with_simulation(tmp_path):
+    out = tmp_path / "p.json"
+    r = run(["privacy", "--n-pub", "3", "--n-bit", "100", "--flip-prob", "0.1", "--delta", "1e-6",
+             "--simulate", "2000", "--seed", "5", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    lo, hi = doc["hockey"]
+    assert lo <= hi and doc["literal_quantile"][1] < lo
+    assert doc["montecarlo"]["seed"] == 5
+
+
+def test_flip_prob_exact(tmp_path):
+    out = tmp_path / "f.json"
+    r = run(["flip-prob", "--n-pub", "3", "--n-bit", "500", "--epsilon", "1", "--delta", "1e-4",
+             "--rel-tol", "0.05", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["delta_upper_at_result"] <= 1e-4 and doc["infeasible_below"] < doc["flip_prob"]
+
+
+@pytest.mark.parametrize("args,text", [
+    (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "0.7"], "flip_prob=0.7 must be in (0, 1/2]"),
+    (["snr", "--n-pub", "2", "--n-bit", "10", "--flip-prob", "0.1", "--skew", "2"], "skew=2 must be in [0, 1]"),
+    (["one-bf", "--n-bit", "0", "--flip-prob", "0.1"], "n_bit=0 must be in [1,"),
+    (["flip-prob", "--n-pub", "3", "--n-bit", "10", "--epsilon", "-1"], "epsilon=-1.0 must be in [0, inf)"),
+])
+def test_bad_parameters_exit_2(args, text):
+    r = run(args)
+    assert r.exit_code == 2
+    assert text in r.output
