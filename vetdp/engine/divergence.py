@@ -155,13 +155,14 @@ def renyi_divergence(p: Dist, q: Dist, alpha: float | Fraction, dps: int = 50) -
     with mpmath.workdps(dps):
         if any(pv > 0 and q.get(y, 0) == 0 for y, pv in p.items()):
             return mpmath.inf
+        def real(x: Fraction) -> mpmath.mpf:
+            return mpmath.mpf(x.numerator) / x.denominator
+
         if a == 1:
-            return mpmath.fsum(mpmath.mpf(pv.numerator) / pv.denominator
-                               * mpmath.log(mpmath.mpf(pv / q[y])) for y, pv in p.items() if pv > 0)
+            return mpmath.fsum(real(pv) * mpmath.log(real(pv / q[y])) for y, pv in p.items() if pv > 0)
         am = mpmath.mpf(a.numerator) / a.denominator
         total = mpmath.fsum(
-            mpmath.power(mpmath.mpf(pv.numerator) / pv.denominator, am)
-            * mpmath.power(mpmath.mpf(q[y].numerator) / q[y].denominator, 1 - am)
+            mpmath.power(real(pv), am) * mpmath.power(real(q[y]), 1 - am)
             for y, pv in p.items() if pv > 0)
         return mpmath.log(total) / (am - 1)
 

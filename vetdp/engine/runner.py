@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -86,8 +87,10 @@ def _privacy(spec: MeasurementSpec, m, dists: dict) -> dict[str, Finding]:
     except Exception as e:  # noqa: BLE001
         f = Finding(False, f"map({spec.d_in}) raised {type(e).__name__}: {e}")
         return {"privacy.sound": f, "privacy.tight": f}
-    if not isinstance(claim, (int, float)) or isinstance(claim, bool):
-        f = Finding(False, f"map({spec.d_in}) returned {claim!r}, not a float")
+    if not isinstance(claim, (int, float)) or isinstance(claim, bool) or not math.isfinite(claim):
+        numeric = isinstance(claim, float)
+        f = Finding(False, f"map({spec.d_in}) returned {claim!r}, not a finite float",
+                    claimed=claim if numeric else None)
         return {"privacy.sound": f, "privacy.tight": f}
     md = max_divergence(dists)
     cmp = compare_claim(float(claim), None if md.ratio is None else ln_ratio_bracket(md.ratio))

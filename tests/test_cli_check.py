@@ -1,0 +1,73 @@
+"""``vetdp check`` and ``vetdp verify`` from the command line: exit codes and reports."""
+
+import json
+import xml.etree.ElementTree as ET
+
+from click.testing import CliRunner
+
+from vetdp.cli import main
+
+MUTANT = "tests/mutants/rr_mutants.py:missing_t_minus_1"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_check_selected_spec_passes_and_writes_reports(tmp_path):
+    j, x, md = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.md"
+    result = invoke("check", "-k", "randomized_response_bool", "--json", str(j), "--junit", str(x),
+                    "--markdown", str(md))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(j.read_text())
+    assert doc["schema_version"] == 1 and doc["summary"]["fail"] == 0
+    checks = {r["check"] for r in doc["results"]}
+    assert "privacy.sound" in checks and all(r["spec"] == "randomized_response_bool" for r in doc["results"])
+    sound = next(r for r in doc["results"] if r["check"] == "privacy.sound")
+    assert sound["status"] == "pass" and sound["claimed"] >= sound["true"]
+    assert ET.parse(x).getroot().tag == "testsuites"
+    assert "| randomized_response_bool | privacy.sound | pass |" in md.read_text()
+
+
+def test_verify_rejects_a_wrong_map_with_exit_1_and_a_reproduction(tmp_path):
+    j = tmp_path / "r.json"
+    result = invoke("verify", "randomized_response", "--impl", MUTANT, "--json", str(j))
+    assert result.exit_code == 1
+    doc = json.loads(j.read_text())
+    failing = [r for r in doc["results"] if r["status"] == "fail"]
+    assert [r["check"] for r in failing] == ["privacy.sound"]
+    r = failing[0]
+    assert r["claimed"] < r["true"] and r["witness"]["x"] is not None
+    assert "privacy.sound" in result.output and "reproduce" in result.output
+    # the reproduction re-runs the one failing parameter set and fails again
+    params = r["repro"].split("--params ")[1].strip("'")
+    again = invoke("verify", "randomized_response", "--impl", MUTANT, "--params", params)
+    assert again.exit_code == 1
+
+
+def test_verify_accepts_our_own_constructor_by_module_path():
+    result = invoke("verify", "randomized_response_bool", "--impl",
+                    "vetdp.impl.randomized_response_bool:make_randomized_response_bool")
+    assert result.exit_code == 0, result.output
+
+
+def test_verify_unknown_spec_is_usage_error():
+    result = invoke("verify", "no_such_spec", "--impl", MUTANT)
+    assert result.exit_code == 2 and "no_such_spec" in result.output
+
+
+def test_verify_bad_impl_reference_is_usage_error():
+    assert invoke("verify", "randomized_response", "--impl", "no_colon").exit_code == 2
+    assert invoke("verify", "randomized_response", "--impl", "tests/mutants/nope.py:f").exit_code == 2
+    assert invoke("verify", "randomized_response", "--impl", "tests/mutants/rr_mutants.py:nope").exit_code == 2
+
+
+def test_verify_bad_params_json_is_usage_error():
+    assert invoke("verify", "randomized_response", "--impl", MUTANT, "--params", "{not json").exit_code == 2
+
+
+def test_check_gate_config_makes_a_clause_advisory(tmp_path):
+    cfg = tmp_path / "gate.toml"
+    cfg.write_text('[gate]\nadvisory = ["randomized_response_bool::*"]\n')
+    assert invoke("check", "-k", "randomized_response_bool::privacy", "--config", str(cfg)).exit_code == 0
+    assert invoke("check", "--config", str(tmp_path / "missing.toml")).exit_code == 2

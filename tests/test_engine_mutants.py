@@ -1,0 +1,67 @@
+"""Evidence that the engine catches bugs: every deliberately wrong variant is rejected on the
+clause its defect breaks, and our own constructors pass the same checks."""
+
+import pytest
+
+from tests.mutants import bitvec_mutants, other_mutants, rr_mutants
+from vetdp.engine.estimators import check_estimator_spec
+from vetdp.engine.runner import RunConfig, check_measurement_spec
+from vetdp.engine.spec import find_spec
+
+MEASUREMENT_MUTANTS = [
+    ("randomized_response", rr_mutants.missing_t_minus_1, "privacy.sound"),
+    ("randomized_response", rr_mutants.map_rounded_down, "privacy.sound"),
+    ("randomized_response", rr_mutants.leaks_outside, "privacy.sound"),
+    ("randomized_response", rr_mutants.outside_not_uniform, "privacy.sound"),
+    ("randomized_response", rr_mutants.lie_not_uniform, "privacy.sound"),
+    ("randomized_response", rr_mutants.accepts_prob_below_one_over_t, "precondition[prob_below_one_over_t]"),
+    ("randomized_response", rr_mutants.domain_unchecked, "domain.rejects_outside"),
+    ("randomized_response_bitvec", bitvec_mutants.flips_with_f, "privacy.sound"),
+    ("randomized_response_bitvec", bitvec_mutants.last_bit_unflipped, "privacy.sound"),
+    ("randomized_response_bitvec", bitvec_mutants.naive_round_to_nearest_map, "privacy.sound"),
+    ("randomized_response_bitvec", bitvec_mutants.map_uses_m_not_2m, "privacy.sound"),
+    ("randomized_response_bitvec", bitvec_mutants.no_length_check, "domain.rejects_outside"),
+    ("randomized_response_bitvec", bitvec_mutants.ignores_constant_time, "timing.constant_bytes"),
+    ("randomized_response_bitvec", bitvec_mutants.randomness_outside_primitives, "randomness.through_primitives"),
+    ("randomized_response_bool", other_mutants.bool_map_rounded_down, "privacy.sound"),
+    ("randomized_response_bool", other_mutants.bool_accepts_prob_below_half, "precondition[prob_below_half]"),
+    ("k_rappor", other_mutants.k_rappor_without_factor_2, "privacy.sound"),
+    ("k_rappor", other_mutants.k_rappor_round_to_nearest, "privacy.sound"),
+]
+
+ESTIMATOR_MUTANTS = [
+    ("debias_randomized_response_bitvec", other_mutants.debias_bitvec_wrong_denominator, "estimator.unbiased"),
+    ("debias_randomized_response", other_mutants.debias_rr_uses_one_over_t, "estimator.unbiased"),
+]
+
+CFG = RunConfig(strict_messages=False, impl_ref="tests.mutants")
+
+
+@pytest.mark.parametrize("spec_name,mutant,clause", MEASUREMENT_MUTANTS,
+                         ids=[m.__name__ for _, m, _ in MEASUREMENT_MUTANTS])
+def test_measurement_mutant_is_rejected_on_its_clause(spec_name, mutant, clause):
+    results = list(check_measurement_spec(find_spec(spec_name), ctor=mutant, cfg=CFG))
+    failing = {r.check: r for r in results if r.status.is_failure}
+    assert clause in failing, f"{mutant.__name__} passed {clause}; failing: {sorted(failing)}"
+    r = failing[clause]
+    assert r.repro and r.repro.startswith(f"vetdp verify {spec_name} --impl tests.mutants --params ")
+    if clause.startswith("privacy.") and "not a finite float" not in r.message:
+        assert r.claimed is not None and r.true is not None and r.claimed < r.true
+        assert {"x", "x_prime", "y"} <= set(r.witness)
+    elif clause.startswith("privacy."):  # e.g. the seeds' 2*m*log((2-f)/f) overflows for tiny f
+        assert r.claimed == float("inf")
+
+
+@pytest.mark.parametrize("spec_name,mutant,clause", ESTIMATOR_MUTANTS,
+                         ids=[m.__name__ for _, m, _ in ESTIMATOR_MUTANTS])
+def test_estimator_mutant_is_rejected(spec_name, mutant, clause):
+    failing = {r.check for r in check_estimator_spec(find_spec(spec_name), estimator=mutant) if r.status.is_failure}
+    assert clause in failing
+
+
+@pytest.mark.parametrize("spec_name", ["randomized_response", "randomized_response_bool",
+                                       "randomized_response_bitvec", "k_rappor"])
+def test_our_constructor_passes_the_same_strictness(spec_name):
+    spec = find_spec(spec_name)
+    results = list(check_measurement_spec(spec, ctor=spec.load_constructor(), cfg=CFG))
+    assert not [r.check for r in results if r.status.is_failure]
