@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -128,3 +129,35 @@ def test_estimate_flip_prob_exact_is_certified_and_monotone_bracketed():
     assert r.infeasible_below < r.flip_prob <= r.infeasible_below * 1.02 + 1e-12
     with pytest.raises(ValueError, match="method='mc' must be one of"):
         estimate_flip_prob(4, 2000, 1.0, 1e-5, method="mc")
+
+
+def _logo_law(k: int, logos: list[int], p: Fraction) -> dict:
+    """Output logo-count law by enumerating each column's k flips (independent of vetdp.buffling)."""
+    law: dict = {tuple([0] * (1 << k)): Fraction(1)}
+    for lg in logos:
+        new: dict = {}
+        for flips in itertools.product((0, 1), repeat=k):
+            pr = math.prod((p if f else 1 - p) for f in flips)
+            out = lg ^ sum(f << b for b, f in enumerate(flips))
+            for f, q in law.items():
+                g = f[:out] + (f[out] + 1,) + f[out + 1:]
+                new[g] = new.get(g, Fraction(0)) + q * pr
+        law = new
+    return law
+
+
+def _delta(a: dict, b: dict, c: Fraction) -> Fraction:
+    return sum((b[f] - c * a[f] for f in a if b[f] > c * a[f]), Fraction(0))
+
+
+def test_heuristic_pair_is_beaten_at_positive_epsilon():
+    # k=2, m=5, p=1/4, e^ε = 4: moving a column from logo 01 to logo 10 next to (0,1,3,1) beats the heuristic
+    k, p, c = 2, Fraction(1, 4), Fraction(4)
+    d0, d1 = _logo_law(k, [0] * 5, p), _logo_law(k, [0] * 4 + [3], p)
+    heur = max(_delta(d0, d1, c), _delta(d1, d0, c))
+    a = _logo_law(k, [1, 2, 2, 2, 3], p)  # counts (0, 1, 3, 1)
+    b = _logo_law(k, [2, 2, 2, 2, 3], p)  # counts (0, 0, 4, 1)
+    other = _delta(a, b, c)
+    assert other > heur
+    verdict = [v for v in run_heuristic(2, 5, 0.25).verdicts if v.metric == "delta@e^eps=4"][0]
+    assert verdict.heuristic == heur and verdict.worst >= other
