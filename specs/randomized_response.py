@@ -33,7 +33,7 @@ def params(deep: bool):
             "prob": floats_in(at_least(Fraction(1, t)), P_MAX, edges=boundary_probabilities(t)),
         })
 
-    return st.integers(2, 48 if deep else 6).flatmap(for_t)
+    return st.integers(2, 48 if deep else 8).flatmap(for_t)
 
 
 def inputs(p):

@@ -43,7 +43,7 @@ def params(deep: bool):
             "constant_time": st.booleans(),
         })
 
-    return st.integers(1, 8 if deep else 4).flatmap(for_k)
+    return st.integers(1, 8 if deep else 5).flatmap(for_k)
 
 
 def all_vectors(k: int, m: int) -> list[tuple[bool, ...]]:

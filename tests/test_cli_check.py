@@ -71,3 +71,11 @@ def test_check_gate_config_makes_a_clause_advisory(tmp_path):
     cfg.write_text('[gate]\nadvisory = ["randomized_response_bool::*"]\n')
     assert invoke("check", "-k", "randomized_response_bool::privacy", "--config", str(cfg)).exit_code == 0
     assert invoke("check", "--config", str(tmp_path / "missing.toml")).exit_code == 2
+
+
+def test_check_gate_config_deep_only_skips_checks_without_deep(tmp_path):
+    cfg, out = tmp_path / "gate.toml", tmp_path / "r.json"
+    cfg.write_text('[gate]\ndeep_only = ["randomized_response_bool::precondition*"]\n')
+    assert invoke("check", "-k", "randomized_response_bool", "--config", str(cfg), "--json", str(out)).exit_code == 0
+    checks = {r["check"] for r in json.loads(out.read_text())["results"]}
+    assert "privacy.sound" in checks and not any(c.startswith("precondition") for c in checks)

@@ -103,7 +103,7 @@ def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, j
           junit_path: str | None, markdown_path: str | None) -> None:
     """Check every bundled spec, proof and registered subsystem; exit 0 pass, 1 violation, 2 error."""
     gate = _gate_config(config_path)
-    options = CheckOptions(deep=deep, pattern=pattern, seed=seed)
+    options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())))
     from vetdp.engine.specs_provider import check_specs
 
     providers = [("specs", check_specs)] + load_providers()

@@ -25,9 +25,12 @@ class CheckOptions:
     deep: bool = False
     pattern: str | None = None  # -k: a substring or glob matched against "spec::check"
     seed: int = 0
+    deep_only: tuple[str, ...] = ()  # globs of checks that run only with --deep (ci/gate.toml)
 
     def selected(self, name: str) -> bool:
         """Whether the check called ``name`` (e.g. ``randomized_response::privacy``) is selected."""
+        if not self.deep and any(fnmatch.fnmatch(name, pat) for pat in self.deep_only):
+            return False
         if not self.pattern:
             return True
         return self.pattern in name or fnmatch.fnmatch(name, self.pattern)
