@@ -166,8 +166,9 @@ def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
 def uniform_attempt(n: int, buffer: bytes) -> int | None:
     """One rejection-sampling attempt: the value the bytes give, or None when rejected.
 
-    Over all byte strings of the attempt's length, each value in [0, n) is produced by
-    exactly one string; the rest are rejected.
+    Over all byte strings of the attempt's length (w bytes), each value in [0, n) is
+    produced by the same number of strings, 2**(8*w - b) with b = (n-1).bit_length() (only
+    the low b bits are used); the rest are rejected, fewer than half of them.
     """
     bits = (n - 1).bit_length()
     v = int.from_bytes(buffer, "big") & ((1 << bits) - 1)
