@@ -46,6 +46,8 @@ def make_randomized_response_bool(prob: float, constant_time: bool = False) -> M
     def batch(values: Sequence[bool]) -> np.ndarray:
         """Randomise many bools at once (vectorised, exact Bernoulli per value)."""
         arr = np.asarray(values)
+        if arr.shape == (0,):
+            arr = arr.astype(bool)  # an empty sequence holds no non-bool; NumPy types it float64
         if arr.ndim != 1 or arr.dtype != np.bool_:
             raise TypeError(f"values must be a 1-D sequence of bools, got dtype {arr.dtype} and shape {arr.shape}")
         return arr ^ ~sample_bernoulli_batch(p, arr.size)
