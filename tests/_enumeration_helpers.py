@@ -99,3 +99,45 @@ def bernoulli_reference(prob: float, buffer: bytes) -> bool:
     if g is None:
         return False
     return (Fraction(prob) * 2**g).__floor__() % 2 == 1
+
+
+def max_loss_ratio(dists: Sequence[dict[Any, Fraction]]) -> Fraction:
+    """max over ordered pairs of distributions and outputs y of P[y]/Q[y] (exact; every pair is a neighbour).
+
+    Raises AssertionError when some output is possible under one input and not another
+    (the loss would be infinite).
+    """
+    best = Fraction(1)
+    outputs = set().union(*dists)
+    for dp in dists:
+        for dq in dists:
+            for y in outputs:
+                p, q = dp.get(y, Fraction(0)), dq.get(y, Fraction(0))
+                if p == 0:
+                    continue
+                assert q != 0, f"output {y!r} has probability {p} under one input and 0 under another"
+                best = max(best, p / q)
+    return best
+
+
+def sign_minus_ln(c: float | Fraction, ratio: Fraction) -> int:
+    """sign(c - ln(ratio)), decided exactly: mpmath at >= 200 bits, precision raised until sure.
+
+    ln of a rational other than 1 is irrational, so the decision always terminates.
+    """
+    import mpmath
+
+    c = Fraction(c)
+    if ratio == 1:
+        return (c > 0) - (c < 0)
+    prec = 200
+    while prec <= 1 << 16:
+        with mpmath.workprec(prec):
+            cm = mpmath.mpf(c.numerator) / c.denominator
+            excess = ratio - 1  # exact; log1p keeps relative accuracy when the ratio is near 1
+            t = mpmath.log1p(mpmath.mpf(excess.numerator) / excess.denominator)
+            diff = cm - t
+            if abs(diff) > (abs(cm) + abs(t)) * mpmath.mpf(2) ** (20 - prec):
+                return 1 if diff > 0 else -1
+        prec *= 4
+    raise AssertionError(f"could not decide {c} against ln({ratio})")
