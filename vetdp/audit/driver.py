@@ -1,0 +1,96 @@
+"""Drawing the samples of an audit: samplers, chunking, progress.
+
+A *sampler* is a callable ``sampler(x, n)`` returning a sequence (or array) of ``n``
+outputs of M(x). :func:`as_sampler` makes one from a vetdp :class:`Measurement` (its
+vectorised ``batch`` form when it has one, else one call per sample) or passes a sampler
+through. Samples are drawn in chunks, so that progress can be shown and so that each
+request to a byte source stays small.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from vetdp.audit.blackbox import AuditResult, Statistic, audit_tallies, tally
+from vetdp.core.measurement import Measurement
+from vetdp.core.validation import check_int
+
+__all__ = ["Sampler", "as_sampler", "draw_tally", "run_audit", "DEFAULT_CHUNK"]
+
+Sampler = Callable[[Any, int], Any]
+DEFAULT_CHUNK = 50_000
+
+
+def as_sampler(obj: Any) -> Sampler:
+    """A ``sampler(x, n)`` for a Measurement (batch form preferred) or a two-argument callable.
+
+    Raises TypeError for anything else, naming what was given.
+    """
+    if isinstance(obj, Measurement):
+        if obj.batch is not None:
+            batch = obj.batch
+
+            def from_batch(x: Any, n: int) -> Any:
+                return batch([x] * n)
+
+            return from_batch
+
+        def one_by_one(x: Any, n: int) -> list:
+            return [obj(x) for _ in range(n)]
+
+        return one_by_one
+    if not callable(obj):
+        raise TypeError(f"sampler={obj!r} must be a Measurement or a callable sampler(x, n)")
+    try:
+        inspect.signature(obj).bind(None, 1)
+    except TypeError:
+        raise TypeError(f"sampler={obj!r} must accept two arguments (x, n) and return n outputs of M(x)") from None
+    except ValueError:  # a builtin without a signature: take it on trust
+        pass
+    return obj
+
+
+def draw_tally(sampler: Sampler, x: Any, n: int, chunk: int = DEFAULT_CHUNK,
+               progress: Callable[[int], None] | None = None) -> Counter:
+    """A tally of ``n`` outputs of M(x), drawn ``chunk`` at a time (``progress(k)`` after each chunk)."""
+    check_int("n", n, lo=0)
+    check_int("chunk", chunk, lo=1)
+    counts: Counter = Counter()
+    remaining = n
+    while remaining:
+        k = min(chunk, remaining)
+        out = sampler(x, k)
+        if len(out) != k:
+            raise ValueError(f"the sampler returned {len(out)} outputs for n={k}; it must return exactly n")
+        counts.update(tally(out))
+        remaining -= k
+        if progress is not None:
+            progress(k)
+    return counts
+
+
+def run_audit(sampler: Any, inputs: Sequence[Any], epsilon: float, delta: float = 0.0, samples: int = 100_000,
+              beta: float = 0.05, statistics: Callable[[Any, Any], list[Statistic]] | None = None,
+              chunk: int = DEFAULT_CHUNK, progress: Callable[[int], None] | None = None) -> AuditResult:
+    """Audit a sampler on candidate ``inputs`` (two neighbours, or more to search over pairs).
+
+    ``samples`` outputs are drawn per input: a quarter rank the outputs, a quarter choose
+    the pair and the event, the other half bounds the loss. Guarantee: the reported lower bound exceeds the
+    true ε (for the chosen pair) with probability at most ``beta``. Randomness comes from
+    the sampler (vetdp mechanisms read the current vetdp source).
+    """
+    fn = as_sampler(sampler)
+    n = check_int("samples", samples, lo=4)
+    if len(inputs) < 2:
+        raise ValueError(f"inputs must hold at least two candidate inputs, got {len(inputs)}")
+    n_rank = n // 4
+    n_choose = n // 2 - n_rank
+    n_test = n - n_rank - n_choose
+    rank = [draw_tally(fn, x, n_rank, chunk, progress) for x in inputs]
+    choose = [draw_tally(fn, x, n_choose, chunk, progress) for x in inputs]
+    test = [draw_tally(fn, x, n_test, chunk, progress) for x in inputs]
+    return audit_tallies(rank, choose, test, list(inputs), n_rank, n_choose, n_test, epsilon, delta, beta,
+                         statistics)
