@@ -11,12 +11,22 @@ from typing import Any
 
 import numpy as np
 
-from vetdp.arith.rounding import inf_ln, inf_mul, inf_sub, neg_inf_ln
+from vetdp.arith.rounding import inf_mul
+from vetdp.core.measurement import (
+    Domain,
+    DomainError,
+    DomainTypeError,
+    MaxDivergence,
+    Measurement,
+    Metric,
+    PrivacyConstant,
+)
 from vetdp.core.validation import check_float, check_int, check_interval
+from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON
 from vetdp.sampling.batch import sample_bernoulli_batch
 from vetdp.sampling.primitives import sample_bernoulli_float, sample_uniform_int_below
 
-__all__ = ["Buffling", "make_buffling", "logo_counts", "shuffle_columns"]
+__all__ = ["BitMatrixDomain", "ColumnDistance", "make_buffling", "logo_counts", "shuffle_columns"]
 
 
 def shuffle_columns(n: int) -> list[int]:
@@ -38,57 +48,48 @@ def logo_counts(matrix: Any) -> list[int]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Buffling:
-    """The mechanism for ``n_pub`` Bloom filters of ``n_bit`` bits and flip probability ``flip_prob``.
+class BitMatrixDomain(Domain):
+    """``rows`` × ``columns`` matrices of bits (row b = the Bloom filter of publisher b)."""
 
-    ``function`` (scalar primitives; enumerable by the engine) and ``__call__`` (batch
-    Bernoulli draws, for large inputs) have the same output law: every bit flipped
-    independently with probability exactly ``flip_prob``, then the columns put in a uniformly
-    random order.
+    rows: int
+    columns: int
 
-    Privacy: each column is k-bit randomized response, so a change of one column's logo costs
-    at most ``pure_epsilon`` = k·ln(q/p) (rounded up); the shuffle only helps. The (ε, δ)
-    analysis of the shuffled output is :func:`vetdp.buffling.bounds.many_bf_epsilon`.
-    """
-
-    n_pub: int
-    n_bit: int
-    flip_prob: float
-
-    def _check(self, filters: Any) -> np.ndarray:
-        arr = np.asarray(filters)
-        if arr.shape != (self.n_pub, self.n_bit):
-            raise ValueError(f"filters has shape {arr.shape}; it must have shape ({self.n_pub}, {self.n_bit})")
-        if arr.dtype != np.bool_:
-            if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
-                raise ValueError("filters must hold only bits: 0, 1, False or True")
-            arr = arr.astype(bool)
-        return arr
-
-    def function(self, filters: Any) -> tuple[tuple[bool, ...], ...]:
-        """Flip and shuffle with the scalar primitives (one ``sample_bernoulli_float`` per bit)."""
-        arr = self._check(filters)
-        flipped = [[bool(arr[b, c]) ^ sample_bernoulli_float(self.flip_prob) for c in range(self.n_bit)]
-                   for b in range(self.n_pub)]
-        perm = shuffle_columns(self.n_bit)
-        return tuple(tuple(row[perm[c]] for c in range(self.n_bit)) for row in flipped)
-
-    def __call__(self, filters: Any) -> np.ndarray:
-        """Flip and shuffle with the batch Bernoulli sampler; returns a (n_pub, n_bit) bool array."""
-        arr = self._check(filters)
-        flipped = arr ^ sample_bernoulli_batch(self.flip_prob, arr.size).reshape(arr.shape)
-        return flipped[:, shuffle_columns(self.n_bit)]
-
-    @property
-    def pure_epsilon(self) -> float:
-        """k·ln(q/p) rounded up: the local (per-column) bound, valid for any neighbouring pair."""
-        # ln q − ln p with q = 1 − p rounded up, ln q rounded up and ln p rounded down
-        ln_ratio = inf_sub(inf_ln(inf_sub(1.0, self.flip_prob)), neg_inf_ln(self.flip_prob))
-        return inf_mul(float(self.n_pub), ln_ratio)
+    def check_member(self, x: Any) -> tuple[tuple[bool, ...], ...]:
+        if isinstance(x, (str, bytes)):
+            raise DomainTypeError(f"filters={x!r} must be a matrix of bits, not {type(x).__name__}")
+        try:
+            arr = np.asarray(x)
+        except Exception as e:  # noqa: BLE001 - ragged nesting and the like
+            raise DomainError(f"filters must be a {self.rows} × {self.columns} matrix of bits: {e}") from None
+        if arr.shape != (self.rows, self.columns):
+            raise DomainError(f"filters has shape {arr.shape}; it must have shape ({self.rows}, {self.columns})")
+        if arr.dtype != np.bool_ and not (np.issubdtype(arr.dtype, np.integer) and np.isin(arr, (0, 1)).all()):
+            raise DomainError("filters must hold only bits: 0, 1, False or True")
+        return tuple(tuple(bool(b) for b in row) for row in arr)
 
 
-def make_buffling(n_pub: int, n_bit: int, flip_prob: float) -> Buffling:
-    """The buffling mechanism. Preconditions: n_pub in [1, 16], n_bit in [1, inf), flip_prob in (0, 0.5].
+@dataclasses.dataclass(frozen=True)
+class ColumnDistance(Metric):
+    """The number of columns (users' logos) in which two bit matrices differ; ``d_in`` an int >= 0."""
+
+    def check_distance(self, d_in: Any) -> int:
+        return check_int("d_in", d_in, lo=0)
+
+
+def make_buffling(n_pub: int, n_bit: int, flip_prob: float) -> Measurement:
+    """Buffling: every bit of ``n_pub`` Bloom filters of ``n_bit`` bits flipped with probability
+    ``flip_prob``, then the columns put in a uniformly random order.
+
+    Preconditions: n_pub in [1, 16], n_bit in [1, inf), flip_prob in (0, 0.5].
+
+    Privacy (pure, per changed column): each column is ``n_pub``-bit randomized response, so
+    map(d_in) = d_in · n_pub·ln((1−p)/p) rounded up — the bit-vector constant
+    :data:`~vetdp.impl.randomized_response_bitvec.RANDOMIZED_RESPONSE_BITVEC_EPSILON` with
+    d = n_pub and q = flip_prob. The shuffle can only help; the (ε, δ) analysis of the
+    shuffled output is :func:`vetdp.buffling.bounds.many_bf_epsilon`.
+
+    ``function`` uses the scalar primitives (the engine enumerates it); ``batch`` flips with
+    the batch sampler and returns a (n_pub, n_bit) bool array; both have the same law.
 
     Proof: proofs/buffling.md
     """
@@ -96,4 +97,32 @@ def make_buffling(n_pub: int, n_bit: int, flip_prob: float) -> Buffling:
     m = check_int("n_bit", n_bit, lo=1)
     p = check_float("flip_prob", flip_prob)
     check_interval("flip_prob", p, 0, 0.5, lo_closed=False, hi_closed=True)
-    return Buffling(k, m, p)
+    constant = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"q": p, "d": k})
+    per_column = constant.value
+    domain = BitMatrixDomain(k, m)
+
+    def privacy_map(d_in: int) -> float:
+        return 0.0 if d_in == 0 else inf_mul(float(d_in), per_column)
+
+    def function(filters: tuple[tuple[bool, ...], ...]) -> tuple[tuple[bool, ...], ...]:
+        flipped = [[filters[b][c] ^ sample_bernoulli_float(p) for c in range(m)] for b in range(k)]
+        perm = shuffle_columns(m)
+        return tuple(tuple(row[perm[c]] for c in range(m)) for row in flipped)
+
+    def batch(filters: Any) -> np.ndarray:
+        arr = np.array(domain.check_member(filters), dtype=bool)
+        flipped = arr ^ sample_bernoulli_batch(p, arr.size).reshape(arr.shape)
+        return flipped[:, shuffle_columns(m)]
+
+    return Measurement(
+        input_domain=domain,
+        input_metric=ColumnDistance(),
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=privacy_map,
+        output_domain=domain,
+        privacy_constant=constant,
+        parameters={"n_pub": k, "n_bit": m, "flip_prob": p},
+        batch=batch,
+        name="make_buffling",
+    )

@@ -48,6 +48,7 @@ SPECS = [
             {"k": 3, "m": 2, "epsilon": 1.0, "constant_time": False},  # length < 2k
             {"k": 2, "m": 1, "epsilon": 700.0, "constant_time": False},
             {"k": 2, "m": 1, "epsilon": 5e-324, "constant_time": False},
+            {"k": 3, "m": 10**6, "epsilon": 1.0, "constant_time": False},  # huge max_weight
         ],
         bad=[
             _bad("epsilon_zero", ValueError, epsilon=0.0),

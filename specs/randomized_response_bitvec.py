@@ -77,6 +77,8 @@ MEASUREMENT = MeasurementSpec(
         {"k": 2, "m": 1, "f": 1.5e-323, "constant_time": True},  # f/2 is not a float: rounded up
         {"k": 4, "m": 2, "f": 1.0, "constant_time": False},  # pure noise: map 0
         {"k": 5, "m": 2, "f": math.nextafter(1.0, 0.0), "constant_time": True},
+        {"k": 10, "m": 2, "f": 0.5, "constant_time": False},  # length 10: 56 inputs × 1024 paths
+        {"k": 3, "m": 10**6, "f": 0.125, "constant_time": False},  # huge max_weight: d = k
     ],
     bad=[
         _bad("max_weight_missing", ValueError, ("max_weight",), input_domain=bitvector_domain(length=4)),

@@ -20,6 +20,7 @@ from vetdp.core.validation import check_float, check_int
 
 __all__ = [
     "DomainError",
+    "DomainTypeError",
     "Domain",
     "AtomDomain",
     "BitVectorDomain",

@@ -81,7 +81,7 @@ def _show(x: Any) -> Any:
 
 # ------------------------------------------------------------------ clauses for one parameter set
 
-def _privacy(spec: MeasurementSpec, m, dists: dict) -> dict[str, Finding]:
+def _privacy(spec: MeasurementSpec, m, dists: dict, params: dict) -> dict[str, Finding]:
     try:
         claim = m.map(spec.d_in)
     except Exception as e:  # noqa: BLE001
@@ -92,7 +92,7 @@ def _privacy(spec: MeasurementSpec, m, dists: dict) -> dict[str, Finding]:
         f = Finding(False, f"map({spec.d_in}) returned {claim!r}, not a finite float",
                     claimed=claim if numeric else None)
         return {"privacy.sound": f, "privacy.tight": f}
-    md = max_divergence(dists)
+    md = max_divergence(dists, None if spec.neighbours is None else spec.neighbours(params, list(dists)))
     cmp = compare_claim(float(claim), None if md.ratio is None else ln_ratio_bracket(md.ratio))
     witness = {"x": _show(md.x), "x_prime": _show(md.x_prime), "y": _show(md.y),
                "P[M(x)=y]": str(md.p), "P[M(x')=y]": str(md.q)}
@@ -200,7 +200,7 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             skip = Finding(True, str(e), skipped=True)
             out.update({"privacy.sound": skip, "privacy.tight": skip, "errors.data_independent": skip})
         else:
-            out.update(_privacy(spec, m, dists))
+            out.update(_privacy(spec, m, dists, params))
             out["errors.data_independent"] = _data_independent_errors(dists)
     if spec.constant_time_param is not None:
         out["timing.constant_bytes"] = _constant_bytes(spec, m, params, inputs, cfg.seed)

@@ -63,12 +63,14 @@ class MeasurementSpec:
     params: Callable[[bool], st.SearchStrategy[Params]]  # deep -> strategy of valid parameters
     examples: Sequence[Params]  # pinned boundary cases, checked first
     bad: Sequence[BadParams]
-    inputs: Callable[[Params], list]  # a finite set of in-domain inputs; all distinct pairs are neighbours
+    inputs: Callable[[Params], list]  # a finite set of in-domain inputs
     outside: Callable[[Params], list]  # inputs outside the domain, which must be rejected before randomness
     d_in: int = 1
     tight: bool = True  # the map must be within 2**-30 (relative) of the exact loss
     constant_time_param: str | None = None  # a bool parameter promising input-independent byte use
     describe: str = ""
+    # the neighbouring (x, x') pairs among the (frozen) inputs; None: every ordered pair of distinct inputs
+    neighbours: Callable[[Params, list], list[tuple[Any, Any]]] | None = None
 
     @property
     def impl_ref(self) -> str:
