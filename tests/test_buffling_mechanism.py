@@ -12,33 +12,16 @@ import pytest
 from vetdp.buffling.heuristic import test_heuristic as run_heuristic
 from vetdp.buffling.montecarlo import simulate_many_bf
 from vetdp.buffling.search import estimate_flip_prob
+from vetdp.engine.enumerate import output_distribution
 from vetdp.impl.buffling import logo_counts, make_buffling
 from vetdp.sampling import SeededSource, use_source
-from vetdp.sampling.sources import BranchingSource
-
-
-def enumerate_law(fn, x):
-    """Exact output law of fn(x) by running it on every choice sequence of a BranchingSource."""
-    law: dict = {}
-    prefix: list[int] = []
-    while True:
-        src = BranchingSource(prefix)
-        with use_source(src):
-            out = fn(x)
-        law[out] = law.get(out, Fraction(0)) + src.probability
-        trail = src.trail
-        while trail and trail[-1][0] + 1 >= trail[-1][1]:
-            trail = trail[:-1]
-        if not trail:
-            return law
-        prefix = [c for c, _ in trail[:-1]] + [trail[-1][0] + 1]
 
 
 def test_mechanism_law_is_flip_then_uniform_shuffle():
     k, m, p = 2, 3, 0.25
     mech = make_buffling(k, m, p)
     x = ((1, 0, 0), (1, 1, 0))
-    law = enumerate_law(mech, np.array(x))
+    law = output_distribution(mech, np.array(x))
     assert sum(law.values()) == 1
     fp = Fraction(p)
     expected: dict = {}
