@@ -39,3 +39,6 @@ from vetdp.cli.proofs import proofs  # noqa: E402
 main.add_command(proofs)
 from vetdp.cli.buffling import buffling  # noqa: E402
 main.add_command(buffling)
+from vetdp.cli.audit import audit  # noqa: E402
+
+main.add_command(audit)

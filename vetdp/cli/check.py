@@ -21,7 +21,7 @@ from vetdp.engine import report
 from vetdp.engine.registry import CheckOptions, load_providers
 from vetdp.engine.results import CheckResult, Status
 
-__all__ = ["check", "verify", "run_and_report", "load_callable", "report_options"]
+__all__ = ["check", "verify", "run_and_report", "load_callable", "load_opendp", "report_options"]
 
 
 def report_options(f: Callable) -> Callable:
@@ -143,10 +143,23 @@ def load_callable(ref: str) -> Callable:
         raise click.BadParameter(f"--impl={ref!r}: {target!r} has no attribute {attr!r}") from None
 
 
+def load_opendp(spec_name: str) -> tuple[Callable, dict]:
+    """``--impl opendp``: OpenDP's counterpart of SPEC and the RunConfig fields for opaque code."""
+    try:
+        from vetdp.audit.opendp_adapter import adapter_for, reproduction
+    except ImportError as e:
+        raise click.BadParameter(f"--impl=opendp: {e}") from None
+    try:
+        return adapter_for(spec_name), {"opaque": True, "reproduce": reproduction}
+    except KeyError as e:
+        raise click.BadParameter(f"--impl=opendp: {e.args[0]}") from None
+
+
 @click.command()
 @click.argument("spec_name", metavar="SPEC")
 @click.option("--impl", "impl_ref", required=True,
-              help="The constructor to vet: MODULE:ATTR or path/to/file.py:ATTR (same arguments as ours).")
+              help="The constructor to vet: MODULE:ATTR or path/to/file.py:ATTR (same arguments as ours), or "
+                   "'opendp' for OpenDP's counterpart of SPEC (audited as opaque code; needs vetdp[opendp]).")
 @click.option("--params", "params_text", help="Check only this parameter set (JSON), e.g. from a reproduction.")
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--max-examples", type=click.IntRange(1, 100_000), help="Parameter sets drawn by the search.")
@@ -163,7 +176,8 @@ def verify(spec_name: str, impl_ref: str, params_text: str | None, deep: bool, m
         spec = find_spec(spec_name)
     except KeyError as e:
         raise click.BadParameter(str(e.args[0]), param_hint="SPEC") from None
-    ctor = load_callable(impl_ref)
+    opaque = impl_ref == "opendp"
+    ctor, extra = load_opendp(spec.name) if opaque else (load_callable(impl_ref), {})
     only = None
     if params_text:
         try:
@@ -172,7 +186,8 @@ def verify(spec_name: str, impl_ref: str, params_text: str | None, deep: bool, m
             raise click.BadParameter(f"--params is not valid JSON: {e}") from None
         if not isinstance(only, dict):
             raise click.BadParameter("--params must be a JSON object")
-    cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=impl_ref, strict_messages=False)
+    cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=impl_ref, strict_messages=False,
+                    **extra)
     if isinstance(spec, EstimatorSpec):
         def stage():
             return check_estimator_spec(spec, cfg=cfg, estimator=ctor)

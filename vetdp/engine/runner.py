@@ -11,6 +11,10 @@ input of the spec's finite domain; the clauses are:
 * ``randomness.through_primitives`` — the function is deterministic given its choices;
 * ``timing.constant_bytes`` — with the constant-time option, bytes read never depend on the input.
 
+With ``RunConfig.opaque`` (compiled or foreign code that cannot be enumerated), the privacy
+clauses use the exact truth enumerated from the spec's own implementation and an
+``audit.distribution`` clause audits the opaque samples (:mod:`vetdp.audit.opaque`).
+
 Parameter sets come from the spec's pinned examples and its hypothesis strategy; a
 failing clause is shrunk to a minimal parameter set and reported with a reproduction.
 """
@@ -47,6 +51,15 @@ class RunConfig:
     seed: int = 0
     impl_ref: str | None = None  # how the report names the constructor (for reproductions)
     strict_messages: bool = True  # bad parameters must name themselves in the message
+    # opaque: the constructor's randomness cannot be enumerated (compiled or foreign code); its map is
+    # checked against the exact truth enumerated from the spec's own implementation and its samples
+    # are audited at confidence 1 - audit_beta (see vetdp.audit.opaque)
+    opaque: bool = False
+    audit_samples: int = 2_000  # per audited input (x10 with deep)
+    audit_beta: float = 1e-3
+    # reproduce(spec name, clause, params, finding or None) -> extra reproduction text (e.g. a
+    # snippet that uses the vetted library alone), appended to the vetdp command
+    reproduce: Callable[[str, str, dict, Any], str] | None = None
 
     @property
     def examples(self) -> int:
@@ -191,6 +204,11 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
     inputs = spec.inputs(params)
     out: dict[str, Finding] = {"construct": Finding(True)}
     out["domain.rejects_outside"] = _rejects_outside(spec, m, params)
+    if cfg.opaque:
+        from vetdp.audit.opaque import opaque_findings
+
+        out.update(opaque_findings(spec, m, params, inputs, cfg))
+        return out
     det = _deterministic_given_choices(m, inputs, cfg.budget)
     out["randomness.through_primitives"] = det
     if det.ok:
@@ -212,7 +230,7 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
 def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterator[CheckResult]:
     for case in spec.bad:
         t0 = time.perf_counter()
-        repro = _repro(spec, cfg, case.params)
+        repro = _repro(spec, cfg, case.params, f"precondition[{case.id}]")
         try:
             spec.build(ctor, case.params)
         except BaseException as e:  # noqa: BLE001
@@ -231,9 +249,12 @@ def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterato
                           seconds=time.perf_counter() - t0)
 
 
-def _repro(spec: MeasurementSpec, cfg: RunConfig, params: dict) -> str:
+def _repro(spec: MeasurementSpec, cfg: RunConfig, params: dict, clause: str | None = None,
+           finding: Finding | None = None) -> str:
     impl = cfg.impl_ref or spec.impl_ref
-    return f"vetdp verify {spec.name} --impl {impl} --params '{params_json(params)}'"
+    command = f"vetdp verify {spec.name} --impl {impl} --params '{params_json(params)}'"
+    extra = cfg.reproduce(spec.name, clause or "", params, finding) if cfg.reproduce is not None else ""
+    return f"{command}\n{extra}" if extra else command
 
 
 # ------------------------------------------------------------------ search over parameters
@@ -288,8 +309,8 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
             f = run(p)[clause]
             status = Status.UNDECIDED if f.undecided else Status.FAIL
             yield CheckResult(spec.name, clause, status, subject=params_json(p), claimed=f.claimed, true=f.true,
-                              slack=f.slack, witness=f.witness, repro=_repro(spec, cfg, p), message=f.message,
-                              seconds=elapsed / max(1, len(clauses)))
+                              slack=f.slack, witness=f.witness, repro=_repro(spec, cfg, p, clause, f),
+                              message=f.message, seconds=elapsed / max(1, len(clauses)))
         else:
             applicable = [f for f in (run_f[clause] for run_f in cache.values() if clause in run_f) if not f.skipped]
             worst = min((f for f in applicable if f.slack is not None), key=lambda f: f.slack, default=None)

@@ -1,0 +1,161 @@
+"""``vetdp audit``: a black-box lower bound on a sampler's privacy loss, with confidence 1 − β."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from vetdp.cli.check import load_callable, load_opendp, report_options, run_and_report
+from vetdp.engine.results import CheckResult, Status
+
+__all__ = ["audit"]
+
+CHECK = "audit.epsilon_lower_bound"
+
+
+def _json_arg(name: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"{name}={text!r} is not valid JSON: {e}") from None
+
+
+def _input(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _build(mechanism: str, impl: str | None, params: dict) -> tuple[Any, Any, str]:
+    """(measurement, spec, label) for a bundled spec name, built with our constructor or ``impl``."""
+    from vetdp.engine.spec import MeasurementSpec, find_spec
+
+    try:
+        spec = find_spec(mechanism)
+    except KeyError as e:
+        raise click.BadParameter(str(e.args[0]), param_hint="--mechanism") from None
+    if not isinstance(spec, MeasurementSpec):
+        raise click.BadParameter(f"--mechanism={mechanism!r} is an estimator, not a mechanism")
+    if impl is None:
+        ctor = spec.load_constructor()
+    elif impl == "opendp":
+        ctor = load_opendp(spec.name)[0]
+    else:
+        ctor = load_callable(impl)
+    try:
+        return spec.build(ctor, params), spec, f"{mechanism}" + (f" ({impl})" if impl else "")
+    except KeyError as e:
+        raise click.BadParameter(f"--params lacks {e.args[0]!r} for {mechanism}") from None
+    except (ValueError, TypeError) as e:
+        raise click.BadParameter(f"--params rejected by the constructor: {e}") from None
+
+
+@click.command()
+@click.option("--sampler", "sampler_ref", help="MODULE:ATTR of a callable sampler(x, n) -> n outputs, or of a "
+              "vetdp Measurement (its batch form is used when it has one).")
+@click.option("--mechanism", help="A bundled spec name (e.g. randomized_response_bool), built with --params.")
+@click.option("--params", "params_text", help="JSON parameters of --mechanism, as in its spec.")
+@click.option("--impl", "impl_ref", help="With --mechanism: 'opendp' or MODULE:ATTR of a constructor with our "
+              "arguments (default: ours).")
+@click.option("--x", "x_text", help="JSON input x (lists become tuples).")
+@click.option("--x-prime", "xp_text", help="JSON neighbouring input x'.")
+@click.option("--inputs", "inputs_text", help="JSON list of candidate inputs: the pair is searched (on the "
+              "selection split). Default with --mechanism: the spec's inputs.")
+@click.option("--epsilon", type=float, help="Claimed ε (default with a Measurement: its map(1)).")
+@click.option("--delta", type=click.FloatRange(0, 1, max_open=True), default=0.0, show_default=True,
+              help="Claimed δ (for an (ε, δ) claim).")
+@click.option("--samples", type=click.IntRange(4), default=100_000, show_default=True,
+              help="Samples per input: 1/4 rank events, 1/4 choose one, 1/2 bound it.")
+@click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="The bound holds with confidence 1 - beta.")
+@click.option("--seed", type=int, help="Draw vetdp randomness from a seeded source (reproducible; not for "
+              "production). Code outside vetdp (e.g. OpenDP) ignores it.")
+@report_options
+def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | None, impl_ref: str | None,
+          x_text: str | None, xp_text: str | None, inputs_text: str | None, epsilon: float | None, delta: float,
+          samples: int, beta: float, seed: int | None, json_path: str | None, junit_path: str | None,
+          markdown_path: str | None) -> None:
+    """Audit a sampler: lower-bound its ε with confidence 1 − β; exit 0 pass, 1 violation, 2 error.
+
+    A violation is reported only when the lower bound exceeds the claimed ε.
+    """
+    from vetdp.audit.driver import as_sampler, run_audit
+    from vetdp.core.measurement import Measurement
+    from vetdp.sampling import SeededSource, use_source
+
+    if (sampler_ref is None) == (mechanism is None):
+        raise click.UsageError("give exactly one of --sampler MODULE:ATTR and --mechanism NAME")
+    params = _json_arg("--params", params_text) or {}
+    if not isinstance(params, dict):
+        raise click.BadParameter("--params must be a JSON object")
+    spec = None
+    if mechanism is not None:
+        target, spec, label = _build(mechanism, impl_ref, params)
+    else:
+        if impl_ref or params_text:
+            raise click.UsageError("--impl and --params go with --mechanism, not --sampler")
+        target, label = load_callable(sampler_ref), sampler_ref
+    try:
+        as_sampler(target)
+    except TypeError as e:
+        raise click.BadParameter(str(e), param_hint="--sampler") from None
+    if inputs_text is not None:
+        inputs = _json_arg("--inputs", inputs_text)
+        if not isinstance(inputs, list) or len(inputs) < 2:
+            raise click.BadParameter("--inputs must be a JSON list of at least two inputs")
+        inputs = [_input(v) for v in inputs]
+    elif x_text is not None and xp_text is not None:
+        inputs = [_input(_json_arg("--x", x_text)), _input(_json_arg("--x-prime", xp_text))]
+    elif spec is not None and x_text is None and xp_text is None:
+        inputs = list(spec.inputs(params))
+    else:
+        raise click.UsageError("give --x and --x-prime, or --inputs")
+    if epsilon is None:
+        if not isinstance(target, Measurement):
+            raise click.UsageError("--epsilon is required for a plain sampler")
+        epsilon = target.map(1)
+    command = "vetdp " + shlex.join(sys.argv[1:])
+    err = Console(stderr=True)
+    t0 = time.perf_counter()
+    try:
+        with Progress(TextColumn("sampling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                      transient=True, disable=not err.is_terminal) as progress:
+            task = progress.add_task("sampling", total=samples * len(inputs))
+            source = SeededSource(seed) if seed is not None else None
+            if source is not None:
+                with use_source(source):
+                    r = run_audit(target, inputs, epsilon, delta, samples, beta,
+                                  progress=lambda k: progress.advance(task, k))
+            else:
+                r = run_audit(target, inputs, epsilon, delta, samples, beta,
+                              progress=lambda k: progress.advance(task, k))
+    except (ValueError, TypeError) as e:
+        raise click.UsageError(str(e)) from None
+    except Exception as e:  # noqa: BLE001 - the sampler failed: an engine error, exit 2
+        result = CheckResult(label, CHECK, Status.ERROR, message=f"{type(e).__name__}: {e}",
+                             seconds=time.perf_counter() - t0)
+    else:
+        repro = command
+        if r.violation and impl_ref == "opendp" and spec is not None:
+            from vetdp.audit._opendp_repro import audit_snippet
+
+            repro += "\n" + audit_snippet(spec.name, params, r)
+        result = CheckResult(
+            label, CHECK, Status.FAIL if r.violation else Status.PASS,
+            subject=json.dumps({"params": params, "x": repr(r.x), "x_prime": repr(r.x_prime)}),
+            claimed=r.claimed_epsilon, true=r.epsilon_lower, slack=r.claimed_epsilon - r.epsilon_lower,
+            witness={"x": repr(r.x), "x_prime": repr(r.x_prime), "statistic": r.statistic,
+                     "event": sorted(map(repr, r.event))[:50], "count_p": r.count_p, "count_q": r.count_q,
+                     "samples_test": r.samples_test, "beta": r.beta, "delta": r.delta},
+            repro=repro if r.violation else None, message=r.describe(), seconds=time.perf_counter() - t0)
+    code = run_and_report([(label, lambda: [result])], command=command,
+                          title=f"vetdp audit (confidence {1 - beta:g}, β={beta:g})", json_path=json_path,
+                          junit_path=junit_path, markdown_path=markdown_path)
+    sys.exit(int(code))
