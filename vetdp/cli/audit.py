@@ -121,7 +121,11 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
         if not isinstance(target, Measurement):
             raise click.UsageError("--epsilon is required for a plain sampler")
         epsilon = target.map(1)
-    command = "vetdp " + shlex.join(sys.argv[1:])
+    options = [("--sampler", sampler_ref), ("--mechanism", mechanism), ("--params", params_text),
+               ("--impl", impl_ref), ("--x", x_text), ("--x-prime", xp_text), ("--inputs", inputs_text),
+               ("--epsilon", repr(epsilon)), ("--delta", repr(delta) if delta else None), ("--samples", str(samples)),
+               ("--beta", repr(beta)), ("--seed", None if seed is None else str(seed))]
+    command = "vetdp audit " + shlex.join([t for name, value in options if value is not None for t in (name, value)])
     err = Console(stderr=True)
     t0 = time.perf_counter()
     try:
