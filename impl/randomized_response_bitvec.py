@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from vetdp.arith.expr import ONE, var
+from vetdp.arith.expr import ONE, ZERO, var
 from vetdp.core.measurement import (
     BitVectorDomain,
     DiscreteDistance,
@@ -47,9 +47,10 @@ FLIP_PROBABILITY = f.inf_div(2)
 # ε = d·ln((1−q)/q) for the flip probability q actually used, d = min(2m, k) the largest
 # Hamming distance between two inputs. It equals the seeds' d·ln((2−f)/f) whenever f/2 is
 # a float, and stays tight when it is not (f = 2**-1074 flips with q = f, not f/2).
-# Written as d·(ln(1−q) − ln q), ln(1−q) rounded up, ln q down: every step is an upper
-# bound, and a subnormal q cannot overflow a quotient.
-RANDOMIZED_RESPONSE_BITVEC_EPSILON = d.inf_mul(ONE.inf_sub(q).inf_ln().inf_sub(q.neg_inf_ln()))
+# Written as d·(−ln r) with r = q/(1−q): 1−q rounded up and the quotient down make r a
+# lower bound, so −ln↓(r) is an upper bound. r <= 1 cannot overflow, r >= q > 0 for every
+# subnormal q, and q = 1/2 (f = 1) gives r = 1 exactly, hence a map of exactly 0.
+RANDOMIZED_RESPONSE_BITVEC_EPSILON = d.inf_mul(ZERO.inf_sub(q.neg_inf_div(ONE.inf_sub(q)).neg_inf_ln()))
 
 
 def flip_probability(f_value: float) -> float:

@@ -286,8 +286,6 @@ def test_bitvec_f_one_is_pure_noise_and_map_within_rounding_of_zero():
     assert 0.0 <= eps <= _bitvec_slack(eps, 3, 0.5)
 
 
-@pytest.mark.xfail(strict=True, reason="map is d·(ln↑(1−q) − ln↓q): at q = 1/2 the two roundings of ln 0.5 "
-                                       "differ by one ulp, so map(1) = 3.3e-16 instead of the exact 0")
 def test_bitvec_f_one_map_is_exactly_zero():
     assert _bitvec(2, 3, 1.0).map(1) == 0.0
 

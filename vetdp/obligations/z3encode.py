@@ -49,7 +49,7 @@ LN_OF_MIN_SUBNORMAL_LB = Fraction(-745)  # ln(2^-1074) ≈ -744.44
 LN_OF_MAX_UB = Fraction(710)  # ln(MAX) ≈ 709.78
 EXP_SAFE_ARG = Fraction(709)  # exp(709) ≈ 8.2e307 < MAX
 MIN_SUBNORMAL = Fraction(1, 2**1074)
-_FIXED_FLOATS = [z3.RealVal(c) for c in (0, Fraction(1, 2), 1, 2)]
+_FIXED_FLOATS = [z3.RealVal(c) for c in (-MIN_SUBNORMAL, 0, MIN_SUBNORMAL, Fraction(1, 2), 1, 2)]
 
 
 @dataclasses.dataclass(frozen=True)
