@@ -25,6 +25,7 @@ Python snippet that uses OpenDP alone.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -65,7 +66,7 @@ __all__ = [
     "reproduction",
 ]
 
-OPENDP_VERSION: str = getattr(dp, "__version__", "unknown")
+OPENDP_VERSION: str = importlib.metadata.version("opendp")
 _TYPE_VARIANTS = {"FailedCast", "Type", "TypeParse"}
 
 
