@@ -25,20 +25,12 @@ def main() -> None:
     """vetdp: executable proofs for differential-privacy mechanisms."""
 
 
-# --- subcommands: one import and one add_command line per module ---
-from vetdp.cli.check import check, verify  # noqa: E402
-
-main.add_command(check)
-main.add_command(verify)
+# --- subcommands: each lives in its own module of this package ---
 from vetdp.cli.account import account, plot  # noqa: E402
-
-main.add_command(account)
-main.add_command(plot)
-
-from vetdp.cli.proofs import proofs  # noqa: E402
-main.add_command(proofs)
-from vetdp.cli.buffling import buffling  # noqa: E402
-main.add_command(buffling)
 from vetdp.cli.audit import audit  # noqa: E402
+from vetdp.cli.buffling import buffling  # noqa: E402
+from vetdp.cli.check import check, verify  # noqa: E402
+from vetdp.cli.proofs import proofs  # noqa: E402
 
-main.add_command(audit)
+for _command in (check, verify, proofs, account, plot, buffling, audit):
+    main.add_command(_command)

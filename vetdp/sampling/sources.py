@@ -71,10 +71,12 @@ class SeededSource(RandomSource):
         self._buffer = b""
 
     def random_bytes(self, n: int) -> bytes:
-        while len(self._buffer) < n:
-            block = hashlib.sha256(self._seed + self._counter.to_bytes(8, "big")).digest()
-            self._counter += 1
-            self._buffer += block
+        if n > len(self._buffer):
+            blocks_needed = (n - len(self._buffer) + 31) // 32
+            blocks = [hashlib.sha256(self._seed + (self._counter + i).to_bytes(8, "big")).digest()
+                      for i in range(blocks_needed)]
+            self._counter += blocks_needed
+            self._buffer += b"".join(blocks)
         out, self._buffer = self._buffer[:n], self._buffer[n:]
         return out
 
