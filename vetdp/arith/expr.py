@@ -80,8 +80,25 @@ def _log1p_bracket(q: Fraction, prec: int) -> tuple[Fraction, Fraction]:
     return R.ln_bracket(1 + q, prec)
 
 
+_EXP_ARG_LIMIT = Fraction(800)  # e^±800 lies within 2^±1155, inside the brackets' exact range
+
+
+def _exp_enclosure(q: Fraction, prec: int) -> tuple[Fraction, Fraction]:
+    """Rationals lo <= exp(q) <= hi, valid as real bounds (not just for float rounding).
+
+    The rounding brackets clamp magnitudes beyond 2^±1200, which keeps float rounding right
+    but is no real enclosure; arguments are therefore limited to |q| <= 800 here, with
+    exp(q) in [0, e^-800] below that and an error above it.
+    """
+    if q > _EXP_ARG_LIMIT:
+        raise R.FloatArithmeticError(f"exp({float(q)!r}) is beyond what an enclosure covers (argument <= 800)")
+    if q < -_EXP_ARG_LIMIT:
+        return Fraction(0), Fraction(1, 2**1154)  # e^-800 < 2^-1154
+    return R.exp_bracket(q, prec)
+
+
 def _expm1_bracket(q: Fraction, prec: int) -> tuple[Fraction, Fraction]:
-    lo, hi = R.exp_bracket(q, prec)
+    lo, hi = _exp_enclosure(q, prec)
     return lo - 1, hi - 1
 
 
@@ -121,8 +138,8 @@ OPS: dict[str, OpInfo] = {
         _op("neg_inf_div", 2, R.neg_inf_div, _idiv, "/", "div"),
         _op("inf_ln", 1, R.inf_ln, _monotone(R.ln_bracket, Fraction(0)), "ln", "ln"),
         _op("neg_inf_ln", 1, R.neg_inf_ln, _monotone(R.ln_bracket, Fraction(0)), "ln", "ln"),
-        _op("inf_exp", 1, R.inf_exp, _monotone(R.exp_bracket, None), "exp", "exp"),
-        _op("neg_inf_exp", 1, R.neg_inf_exp, _monotone(R.exp_bracket, None), "exp", "exp"),
+        _op("inf_exp", 1, R.inf_exp, _monotone(_exp_enclosure, None), "exp", "exp"),
+        _op("neg_inf_exp", 1, R.neg_inf_exp, _monotone(_exp_enclosure, None), "exp", "exp"),
         _op("inf_log1p", 1, R.inf_log1p, _monotone(_log1p_bracket, Fraction(-1)), "log1p", "log1p"),
         _op("neg_inf_log1p", 1, R.neg_inf_log1p, _monotone(_log1p_bracket, Fraction(-1)), "log1p", "log1p"),
         _op("inf_expm1", 1, R.inf_expm1, _monotone(_expm1_bracket, None), "expm1", "expm1"),
@@ -133,7 +150,7 @@ OPS: dict[str, OpInfo] = {
         _op("near_mul", 2, _nearest("near_mul", lambda a, b: a * b), _imul, "*", "mul"),
         _op("near_div", 2, _nearest("near_div", lambda a, b: a / b), _idiv, "/", "div"),
         _op("near_ln", 1, _nearest("near_ln", math.log), _monotone(R.ln_bracket, Fraction(0)), "ln", "ln"),
-        _op("near_exp", 1, _nearest("near_exp", math.exp), _monotone(R.exp_bracket, None), "exp", "exp"),
+        _op("near_exp", 1, _nearest("near_exp", math.exp), _monotone(_exp_enclosure, None), "exp", "exp"),
     ]
 }
 

@@ -66,7 +66,10 @@ def check_point(spec: ConstantSpec, env: dict) -> Witness | None:
         value = spec.expr.to_float(env)
     except FloatArithmeticError as e:
         return Witness(env, "fails", None, None, None, str(e))
-    lo, hi = spec.expr.enclose(env, ENCLOSURE_BITS)
+    try:
+        lo, hi = spec.expr.enclose(env, ENCLOSURE_BITS)
+    except FloatArithmeticError:
+        return None  # the real value cannot be enclosed here (e.g. exp of 1e300): no verdict at this point
     v = Fraction(value)
     if spec.bound == "upper" and v < lo:
         return Witness(env, "under-reports", value, lo, hi,
