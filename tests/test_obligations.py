@@ -152,3 +152,17 @@ def test_witnesses_quoted_in_proofs_under_report(cid, env):
     text = "".join(open(proofs + s + ".md").read() for s in ("randomized_response", "randomized_response_bitvec",
                                                                "k_rappor"))
     assert repr(w.computed) in text
+
+
+def test_float64_gap_lemma_proved_and_a_tighter_false_one_refuted():
+    import math
+
+    from vetdp.obligations.contracts import float64_gap_obligation
+
+    status, seconds, _, _ = float64_gap_obligation()
+    assert status == "proved" and seconds < 10
+    status, _, _, cex = float64_gap_obligation(rel_bits=53)
+    assert status == "refuted"
+    a = cex["a"]  # z3's counterexample, confirmed with exact rationals
+    gap = Fraction(math.nextafter(a, math.inf)) - Fraction(a)
+    assert gap > Fraction(a) / 2**53 + Fraction(1, 2**1074)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import random
+import struct
 import time
 from fractions import Fraction
 
@@ -32,7 +33,7 @@ from vetdp.obligations.z3encode import (
     REL_ERR,
 )
 
-__all__ = ["cast_obligation", "op_contract", "axiom_facts", "PROBES"]
+__all__ = ["cast_obligation", "op_contract", "axiom_facts", "PROBES", "float64_gap_obligation"]
 
 _F = z3.Float64()
 _Z3_MODE = {"up": z3.RTP(), "down": z3.RTN(), "nearest": z3.RNE()}
@@ -74,6 +75,48 @@ def cast_obligation(name: str, lo: int, hi: int) -> tuple[str, float, str, dict 
     except R.FloatArithmeticError:
         return "proved", dt, f"every {name} in [{lo}, {hi}] casts exactly; {name}=2**53+1 is rejected", None
     return "refuted", dt, f"exact_int_to_float accepted {name}=2**53+1, which rounds", {name: 2**53 + 1}
+
+
+def float64_gap_obligation(rel_bits: int = 52, timeout_ms: int = 60_000) -> tuple[str, float, str, dict | None]:
+    """(status, seconds, detail, counterexample) for the float64 gap lemma, proved by z3 over all bit patterns.
+
+    Lemma: consecutive finite float64s a < b satisfy b − a <= min(|a|, |b|)·2^-52 + 2^-1074.
+    With IEEE 754's definition of directed rounding (R = the least float >= x, or the
+    greatest <= x) it gives the rounding model of :mod:`.z3encode`: if R != x, x lies
+    strictly between R and its neighbour, so |R − x| < |x|·2^-52 + 2^-1074.
+
+    Encoding: a non-negative finite float with bits u has value a·2^(s−1074), a = M (E = 0)
+    or 2^52 + M, s = max(E, 1) − 1. z3 shows for every u whose successor u+1 is finite that
+    s <= t <= s+1 for the successor's scale t, and 2^52·(b·2^(t−s) − a) <= a + 2^52·[E = 0],
+    which implies the lemma (divide by 2^(52+1074−s)). Negative floats mirror non-negative
+    ones. ``rel_bits`` = 53 states a false lemma, which z3 must refute (a mutant check).
+    """
+    u = z3.BitVec("u", 64)
+
+    def parts(bits: z3.BitVecRef) -> tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]:
+        e, m = z3.Extract(62, 52, bits), z3.Extract(51, 0, bits)
+        a = z3.If(e == 0, z3.ZeroExt(12, m), z3.ZeroExt(12, m) + (1 << 52))
+        s = z3.If(e == 0, z3.BitVecVal(0, 64), z3.ZeroExt(53, e) - 1)
+        return e, a, s
+
+    e, a, s = parts(u)
+    e_next, b, t = parts(u + 1)
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(z3.Extract(63, 63, u) == 0, e != 2047, e_next != 2047, z3.Extract(63, 63, u + 1) == 0)
+    d = t - s
+    subnormal_ulp = z3.If(e == 0, z3.BitVecVal(1 << rel_bits, 64), z3.BitVecVal(0, 64))
+    solver.add(z3.Not(z3.And(z3.ULE(s, t), z3.ULE(d, 1), z3.ULE(((b << d) - a) << rel_bits, a + subnormal_ulp))))
+    t0 = time.perf_counter()
+    r = solver.check()
+    dt = time.perf_counter() - t0
+    if r == z3.unsat:
+        return "proved", dt, f"consecutive float64s differ by at most min(|a|,|b|)·2^-{rel_bits} + 2^-1074", None
+    if r == z3.sat:
+        bits = solver.model().eval(u).as_long()
+        x = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
+        return "refuted", dt, f"the gap above {x!r} exceeds {x!r}·2^-{rel_bits} + 2^-1074", {"a": x}
+    return "unknown", dt, solver.reason_unknown(), None
 
 
 def _pairs(seed: int) -> list[tuple[float, float]]:

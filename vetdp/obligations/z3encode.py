@@ -11,10 +11,13 @@ Rounding is the IEEE 754 model of a correctly rounded operation on the exact res
 * ``down``: ``x - |x|·2^-52 - 2^-1074 <= R <= x`` (a result above ``MAX`` saturates to ``MAX``);
 * ``nearest``: ``|R - x| <= |x|·2^-52 + 2^-1074`` (covers libm's ln/exp, within one ulp);
 
-and in all modes rounding keeps the sign of ``x`` (0 is a float). ``MAX`` is the largest
-float64. z3 cannot itself prove this model from its floating-point theory (rounding a
-symbolic real timed out at 30 s even on [1, 2)), so :mod:`vetdp.obligations.contracts`
-checks it against the primitives and against z3's IEEE semantics on boundary floats.
+and in all modes rounding never crosses a float (0, ±2^-1074, ½, 1, 2). ``MAX`` is the
+largest float64. The model follows from IEEE 754's definition of directed rounding (the
+least float >= x, the greatest <= x) and the float64 gap lemma, which z3 proves over all
+bit patterns (obligation ``contract.float64_gap``, :mod:`vetdp.obligations.contracts`);
+rounding a symbolic real directly in z3's floating-point theory timed out at 30 s even on
+[1, 2). That each primitive *is* that directed rounding is checked against z3's IEEE
+semantics and MPFR (``contract.<op>``, ``tests/test_rounding.py``).
 
 ln and exp are one uninterpreted function each, constrained only by instances of facts
 that :mod:`vetdp.obligations.contracts` checks with mpmath: monotone, sign, range.
