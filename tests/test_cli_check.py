@@ -79,3 +79,19 @@ def test_check_gate_config_deep_only_skips_checks_without_deep(tmp_path):
     assert invoke("check", "-k", "randomized_response_bool", "--config", str(cfg), "--json", str(out)).exit_code == 0
     checks = {r["check"] for r in json.loads(out.read_text())["results"]}
     assert "privacy.sound" in checks and not any(c.startswith("precondition") for c in checks)
+
+
+def test_verify_checks_code_with_its_own_randomness_as_opaque(tmp_path):
+    # randomness outside vetdp's primitives cannot be enumerated: verify then compares the map with
+    # the exact law of our implementation and audits the samples (at a stated beta) instead
+    ok, bad = tmp_path / "ok.json", tmp_path / "bad.json"
+    args = ["verify", "randomized_response_bitvec", "--max-examples", "3", "--params",
+            '{"k": 3, "m": 1, "f": 0.5, "constant_time": false}']
+    right = invoke(*args, "--impl", "tests/mutants/bitvec_mutants.py:own_randomness_right_law", "--json", str(ok))
+    assert right.exit_code == 0, right.output
+    clauses = {r["check"]: r["status"] for r in json.loads(ok.read_text())["results"]}
+    assert clauses["randomness.through_primitives"] == "skipped" and clauses["audit.distribution"] == "pass"
+    wrong = invoke(*args, "--impl", "tests/mutants/bitvec_mutants.py:own_randomness_wrong_law", "--json", str(bad))
+    assert wrong.exit_code == 1
+    failing = {r["check"] for r in json.loads(bad.read_text())["results"] if r["status"] == "fail"}
+    assert "audit.distribution" in failing

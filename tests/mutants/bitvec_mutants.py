@@ -56,3 +56,15 @@ def randomness_outside_primitives(input_domain, input_metric, f, constant_time=F
     q = flip_probability(f)
     return dataclasses.replace(m, function=lambda bits: tuple(
         b ^ (int.from_bytes(os.urandom(7), "big") < q * 2**56) for b in bits))
+
+
+def own_randomness_right_law(input_domain, input_metric, f, constant_time=False):
+    """Not a defect for foreign code: flips with its own os.urandom draws, at the right rate."""
+    return randomness_outside_primitives(input_domain, input_metric, f, constant_time)
+
+
+def own_randomness_wrong_law(input_domain, input_metric, f, constant_time=False):
+    """Defect: its own draws flip each bit with probability f (twice f/2), behind the f/2 map."""
+    m = make_randomized_response_bitvec(input_domain, input_metric, f, constant_time)
+    return dataclasses.replace(m, function=lambda bits: tuple(
+        b ^ (int.from_bytes(os.urandom(7), "big") < f * 2**56) for b in bits))

@@ -55,6 +55,9 @@ class RunConfig:
     # checked against the exact truth enumerated from the spec's own implementation and its samples
     # are audited at confidence 1 - audit_beta (see vetdp.audit.opaque)
     opaque: bool = False
+    # verify only: a constructor found to draw randomness outside vetdp's primitives is then
+    # checked as opaque code instead of failing randomness.through_primitives
+    fallback_opaque: bool = False
     audit_samples: int = 2_000  # per audited input (x10 with deep)
     audit_beta: float = 1e-3
     # reproduce(spec name, clause, params, finding or None) -> extra reproduction text (e.g. a
@@ -210,6 +213,14 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
         out.update(opaque_findings(spec, m, params, inputs, cfg))
         return out
     det = _deterministic_given_choices(m, inputs, cfg.budget)
+    if not det.ok and cfg.fallback_opaque:
+        from vetdp.audit.opaque import opaque_findings
+
+        out["randomness.through_primitives"] = Finding(
+            True, f"{det.message}; checked as opaque code instead (map against the exact law of vetdp's "
+            "implementation, samples audited)", skipped=True)
+        out.update(opaque_findings(spec, m, params, inputs, cfg))
+        return out
     out["randomness.through_primitives"] = det
     if det.ok:
         try:
