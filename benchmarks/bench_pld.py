@@ -30,11 +30,13 @@ def theirs(family) -> tuple[float, float] | None:
         from dp_accounting.pld import privacy_loss_distribution
     except ImportError:
         return None
-    q = 1 / (1 + math.exp(family.log_ratio))
+    t = family.categories
+    keep = math.exp(family.log_ratio) / (math.exp(family.log_ratio) + t - 1)  # P[output = input]
+    noise = (1 - keep) * t / (t - 1)  # dp_accounting: with this probability, a uniform bucket
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pld = privacy_loss_distribution.from_randomized_response(2 * q, 2, value_discretization_interval=1e-4)
+        pld = privacy_loss_distribution.from_randomized_response(noise, t, value_discretization_interval=1e-4)
         eps = pld.self_compose(N * family.coordinates).get_epsilon_for_delta(DELTA)
     return time.perf_counter() - start, eps
 
@@ -42,7 +44,8 @@ def theirs(family) -> tuple[float, float] | None:
 def main() -> None:
     print(f"{'event':<28} {'ours (s)':>9} {'ours ε':>20} {'dp_accounting (s)':>18} {'their ε':>20}")
     for label, family in [("RR ε=1", randomized_response_curve(1.0)), ("RAPPOR ε=1", rappor_curve(1.0)),
-                          ("RR ε=0.1", randomized_response_curve(0.1))]:
+                          ("RR ε=0.1", randomized_response_curve(0.1)),
+                          ("categorical RR t=4 ε=1", randomized_response_curve(1.0, categories=4))]:
         t_ours, e_ours = ours(family)
         other = theirs(family)
         t_other, e_other = other if other else (float("nan"), float("nan"))

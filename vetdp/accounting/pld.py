@@ -81,6 +81,7 @@ class ExactPLD:
         self.compositions = check_int("compositions", compositions, lo=1)
         self.steps = self.compositions * family.coordinates
         self._pmf: tuple[np.ndarray, np.ndarray] | None = None
+        self._trinomial: tuple[list, list] | None = None  # interval c_k and suffix sums (independent of ε)
 
     # ------------------------------------------------------------------ float64 path
     def _step_probabilities(self) -> tuple[float, float, float]:
@@ -127,7 +128,9 @@ class ExactPLD:
             if self.family.categories == 2:
                 lo, hi = _binary_delta(iv, A, self.steps, e)
             else:
-                lo, hi = _trinomial_delta(iv, A, self.steps, self.family.categories, e)
+                if self._trinomial is None:
+                    self._trinomial = _trinomial_terms(iv, A, self.steps, self.family.categories)
+                lo, hi = _trinomial_delta(iv, A, self.steps, e, *self._trinomial)
         return round_down(max(lo, Fraction(0))), round_up(min(hi, Fraction(1)))
 
     def epsilon(self, delta: float) -> EpsilonAtDelta:
@@ -227,21 +230,45 @@ def _trinomial_tail_float(m: int, p: float, r: float, lam: float) -> np.ndarray:
     return np.exp(logs)
 
 
-def _trinomial_delta(iv: Any, A: Any, m: int, t: int, e: Any) -> tuple[Fraction, Fraction]:
-    """Enclosure of δ(ε) for m i.i.d. steps in {+a, −a, 0} (probabilities p, r, (t−2)r), a ∈ A.
+def _trinomial_terms(iv: Any, A: Any, m: int, t: int) -> tuple[list, list]:
+    """Intervals c_k = P(s = k) for k = 1..m (m steps in {+a, 0, −a}, a ∈ A) and suffix sums Σ_{j>=k} c_j.
 
-    Runs the positive-term recurrence of :func:`_trinomial_recurrence_step` down from s = m
-    to the smallest s whose loss s·a can exceed ε.
+    Runs the positive-term recurrence of :func:`_trinomial_recurrence_step` down from
+    c_m = p^m. Independent of ε, so one run serves every δ(ε) of the search.
     """
     eA = iv.exp(A)
     p, r = eA / (eA + (t - 1)), 1 / (eA + (t - 1))
     lam = (t - 2) * r
-    a_hi, e_lo = _upper(A), iv_endpoints(e)[0]
-    s0 = m + 1 if a_hi == 0 else max(1, math.floor(e_lo / a_hi))
+    c: list = [iv.mpf(0)] * (m + 2)
     c_next, c_k = iv.mpf(0), p**m
-    total = iv.mpf(0)
-    for k in range(m, s0 - 1, -1):
-        total += c_k * _clamp0(iv, -iv.expm1(e - k * A))
+    for k in range(m, 0, -1):
+        c[k] = c_k
         if k > 1:
             c_next, c_k = c_k, _trinomial_recurrence_step(c_next, c_k, k, m, p, r, lam)
+    suffix: list = [iv.mpf(0)] * (m + 2)
+    for k in range(m, 0, -1):
+        suffix[k] = suffix[k + 1] + c[k]
+    return c, suffix
+
+
+_FAR = 40  # a loss above ε + 40 has (1 − e^{ε−L}) in [1 − e^-40, 1], inside [1 − 2^-57, 1]
+
+
+def _trinomial_delta(iv: Any, A: Any, m: int, e: Any, c: list, suffix: list) -> tuple[Fraction, Fraction]:
+    """Enclosure of δ(ε) = Σ_k c_k (1 − e^{ε − kA})₊ from the terms of :func:`_trinomial_terms`.
+
+    Terms whose loss may lie within 40 of ε are enclosed one by one; the rest, whose factor
+    is in [1 − e^-40, 1] ⊂ [1 − 2^-57, 1], are bounded together through their suffix sum.
+    """
+    a_lo, a_hi = iv_endpoints(A)
+    e_lo, e_hi = iv_endpoints(e)
+    if a_hi == 0:
+        return Fraction(0), Fraction(0)
+    s0 = max(1, math.floor(e_lo / a_hi))
+    far = m + 1 if a_lo <= 0 else min(m + 1, max(s0, math.ceil((e_hi + _FAR) / a_lo)))
+    total = iv.mpf(0)
+    for k in range(s0, far):
+        total += c[k] * _clamp0(iv, -iv.expm1(e - k * A))
+    if far <= m:
+        total += suffix[far] * (1 - iv.mpf([0.0, 2.0**-57]))
     return iv_endpoints(total)
