@@ -1,6 +1,6 @@
 """Benchmark: certified many-BF ε(δ) (k = 6, m = 10^5) beside the document's Monte Carlo (n_simu = 10^5).
 
-Run:  /work/venv-dev/bin/python benchmarks/bench_buffling.py [--flip-prob 0.2] [--delta 1e-6] [--seed 1]
+Run:  .venv/bin/python benchmarks/bench_buffling.py [--flip-prob 0.2] [--delta 1e-6] [--seed 1]
 
 Prints both wall-clock times and both answers. The exact method's target is < 10 s.
 """

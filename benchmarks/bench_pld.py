@@ -1,6 +1,6 @@
 """Benchmark (not a test): exact PLD of RR / RAPPOR composed 10^4 times, ε at δ = 1e-6.
 
-Run:  /work/venv-dev/bin/python benchmarks/bench_pld.py
+Run:  .venv/bin/python benchmarks/bench_pld.py
 
 Prints our wall-clock time (exact PLD + certified ε) beside dp_accounting's for the same
 query (PrivacyLossDistribution.from_randomized_response(...).self_compose(n), interval 1e-4),
