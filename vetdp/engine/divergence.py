@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 Dist = Mapping[Hashable, Fraction]
-INFINITE = None  # a ratio with zero denominator
 
 
 class Verdict(enum.StrEnum):
