@@ -29,8 +29,9 @@ def main() -> None:
 from vetdp.cli.account import account, plot  # noqa: E402
 from vetdp.cli.audit import audit  # noqa: E402
 from vetdp.cli.buffling import buffling  # noqa: E402
-from vetdp.cli.check import check, verify  # noqa: E402
+from vetdp.cli.check import check  # noqa: E402
 from vetdp.cli.proofs import proofs  # noqa: E402
+from vetdp.cli.verify import verify  # noqa: E402
 
 for _command in (check, verify, proofs, account, plot, buffling, audit):
     main.add_command(_command)

@@ -12,7 +12,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from vetdp.cli.check import load_callable, load_opendp, report_options, run_and_report
+from vetdp.cli.check import report_options, run_and_report
+from vetdp.cli.verify import load_callable, load_opendp
 from vetdp.engine.results import CheckResult, Status
 
 __all__ = ["audit"]

@@ -22,6 +22,7 @@ class Status(enum.StrEnum):
     FAIL = "fail"  # a violation: the claim is wrong, a precondition is not enforced, ...
     UNDECIDED = "undecided"  # interval arithmetic could not decide within its precision budget
     SKIPPED = "skipped"  # not applicable here (e.g. an optional extra is not installed)
+    WARNING = "warning"  # sound but worth a look (e.g. a loose map when vetting others' code); not a failure
     ERROR = "error"  # the check itself could not run
 
     @property

@@ -71,6 +71,14 @@ class MeasurementSpec:
     describe: str = ""
     # the neighbouring (x, x') pairs among the (frozen) inputs; None: every ordered pair of distinct inputs
     neighbours: Callable[[Params, list], list[tuple[Any, Any]]] | None = None
+    # the reference law, stated independently of any implementation: (params, x) -> {output: P[M(x) = output]},
+    # outputs in their frozen form (vetdp.engine.enumerate.freeze). None: the law of our implementation.
+    law: Callable[[Params, Any], dict[Any, Fraction]] | None = None
+    # the input metric's distance between two inputs; None: the discrete distance (0 if equal, else 1)
+    distance: Callable[[Params, Any, Any], int] | None = None
+    max_d_in: int = 3  # the map is checked at every d_in in 0..max_d_in (sound or refused, and monotone)
+    # labels of the boundary classes a parameter set covers (e.g. "prob = 1/t rounded up"), for the report
+    edges: Callable[[Params], list[str]] | None = None
 
     @property
     def impl_ref(self) -> str:
