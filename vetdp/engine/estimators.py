@@ -23,7 +23,10 @@ from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.runner import RunConfig, params_json
 from vetdp.engine.spec import EstimatorSpec
 
-__all__ = ["check_estimator_spec", "exact_moments"]
+__all__ = ["check_estimator_spec", "exact_moments", "ESTIMATOR_CLAUSES"]
+
+# Every clause name an estimator spec's run can report (besides precondition[<id>] rows), for -k selection.
+ESTIMATOR_CLAUSES = ("estimator.unbiased", "estimator.unbiased_float", "estimator.variance", "estimator.mse", "engine")
 
 
 def exact_moments(spec: EstimatorSpec, params: dict, budget: int, estimator=None) -> tuple[list, list, list[Fraction]]:

@@ -38,9 +38,16 @@ from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.sampling.sources import BranchingSource, RecordingSource, SeededSource, use_source
 
-__all__ = ["RunConfig", "Finding", "check_measurement_spec", "evaluate_params", "params_json"]
+__all__ = ["RunConfig", "Finding", "check_measurement_spec", "evaluate_params", "params_json", "MEASUREMENT_CLAUSES"]
 
 TIGHTNESS = Fraction(1, 2**30)
+
+# Every clause name a measurement spec's run can report (besides precondition[<id>] rows), for -k selection.
+MEASUREMENT_CLAUSES = (
+    "construct", "engine", "function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
+    "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives", "timing.constant_bytes",
+    "audit.distribution", "search.coverage",
+)
 
 
 @dataclasses.dataclass(frozen=True)
