@@ -16,16 +16,16 @@ from vetdp.cli.check import report_options, run_and_report
 __all__ = ["verify", "load_callable", "load_opendp"]
 
 
-def load_callable(ref: str) -> Callable:
-    """``module:attr`` or ``path/to/file.py:attr`` -> the object. Raises click.BadParameter."""
+def load_callable(ref: str, option: str = "--impl") -> Callable:
+    """``module:attr`` or ``path/to/file.py:attr`` -> the object. Raises click.BadParameter naming ``option``."""
     if ":" not in ref:
-        raise click.BadParameter(f"--impl={ref!r} must look like MODULE:ATTR or path/to/file.py:ATTR")
+        raise click.BadParameter(f"{option}={ref!r} must look like MODULE:ATTR or path/to/file.py:ATTR")
     target, _, attr = ref.rpartition(":")
     try:
         if target.endswith(".py") or "/" in target:
             path = Path(target)
             if not path.exists():
-                raise click.BadParameter(f"--impl={ref!r}: no file {target!r}")
+                raise click.BadParameter(f"{option}={ref!r}: no file {target!r}")
             spec = importlib.util.spec_from_file_location(path.stem, path)
             module = importlib.util.module_from_spec(spec)
             sys.modules[path.stem] = module
@@ -37,11 +37,11 @@ def load_callable(ref: str) -> Callable:
     except click.BadParameter:
         raise
     except Exception as e:  # noqa: BLE001
-        raise click.BadParameter(f"--impl={ref!r}: importing {target!r} failed: {type(e).__name__}: {e}") from e
+        raise click.BadParameter(f"{option}={ref!r}: importing {target!r} failed: {type(e).__name__}: {e}") from e
     try:
         return getattr(module, attr)
     except AttributeError:
-        raise click.BadParameter(f"--impl={ref!r}: {target!r} has no attribute {attr!r}") from None
+        raise click.BadParameter(f"{option}={ref!r}: {target!r} has no attribute {attr!r}") from None
 
 
 def load_opendp(spec_name: str) -> tuple[Callable, dict]:
@@ -56,20 +56,83 @@ def load_opendp(spec_name: str) -> tuple[Callable, dict]:
         raise click.BadParameter(f"--impl=opendp: {e.args[0]}") from None
 
 
+def _params(spec, params_text: str) -> dict:
+    """``--params`` parsed and validated against the spec (exit 2 on anything the spec does not allow)."""
+    from vetdp.engine.spec import MeasurementSpec, validate_params
+    from vetdp.engine.timeout import DeadlineExceeded, deadline
+
+    try:
+        params = json.loads(params_text)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"--params={params_text!r} is not valid JSON: {e}") from None
+    if not isinstance(spec, MeasurementSpec):
+        return _estimator_params(spec, params)
+    try:
+        validate_params(spec, params)
+        with deadline(10.0):
+            inputs = spec.inputs(params)
+    except (ValueError, TypeError) as e:
+        raise click.BadParameter(str(e).replace("params", "--params", 1)) from None
+    except DeadlineExceeded:
+        raise click.BadParameter(f"--params={params_text}: the input domain is too large to enumerate "
+                                 "(listing it took over 10 s); choose smaller parameters") from None
+    if len(inputs) > 100_000:
+        raise click.BadParameter(f"--params={params_text}: {len(inputs)} inputs to enumerate; at most 100000")
+    return params
+
+
+def _estimator_params(spec, params) -> dict:
+    """``--params`` of an estimator spec: the mechanism's parameters and a ``dataset`` (rows as tuples)."""
+    from vetdp.engine.spec import validate_params
+
+    if not isinstance(params, dict) or not isinstance(params.get("dataset"), list) or not params["dataset"]:
+        raise click.BadParameter(f"--params for {spec.name} must be a JSON object with a non-empty 'dataset' list")
+    allowed = set().union(*(set(p) for p in spec.examples))
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise click.BadParameter(f"--params has unknown key(s) {unknown} for {spec.name}; allowed: {sorted(allowed)}")
+    mechanism_params = {k: v for k, v in params.items() if k != "dataset"}
+    try:
+        validate_params(spec.mechanism, mechanism_params)
+    except (ValueError, TypeError) as e:
+        raise click.BadParameter(str(e).replace("params", "--params", 1)) from None
+    return {**params, "dataset": [tuple(r) if isinstance(r, list) else r for r in params["dataset"]]}
+
+
 @click.command()
 @click.argument("spec_name", metavar="SPEC")
-@click.option("--impl", "impl_ref", required=True,
+@click.option("--impl", "impl_ref",
               help="The constructor to vet: MODULE:ATTR or path/to/file.py:ATTR (same arguments as ours), or "
                    "'opendp' for OpenDP's counterpart of SPEC (audited as opaque code; needs vetdp[opendp]).")
+@click.option("--adapter", "adapter_ref",
+              help="FILE.py:ATTR or MODULE:ATTR of an adapter (construct(params), invoke(mechanism, x), "
+                   "privacy_map(mechanism, d_in)) for a mechanism with another signature or output shape.")
+@click.option("--variance", "variance_ref",
+              help="Estimator specs: MODULE:ATTR of the implementation's variance function (same arguments as "
+                   "vetdp's), whose claims are checked instead of vetdp's own formula.")
 @click.option("--params", "params_text", help="Check only this parameter set (JSON), e.g. from a reproduction.")
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--max-examples", type=click.IntRange(1, 100_000), help="Parameter sets drawn by the search.")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
+              help="Seeds the parameter search (another seed explores other parameter sets) and the audits.")
+@click.option("--samples", type=click.IntRange(100, 10**8), help="Samples per audited input when the code draws "
+              "its own randomness (more samples see smaller deviations).")
+@click.option("--strict", is_flag=True, help="A sound but loose map (privacy.tight) fails instead of warning.")
+@click.option("--time-budget", type=click.FloatRange(0.1, 86_400), default=60.0, show_default=True,
+              help="Seconds one clause may take on one parameter set before it is reported undecided.")
 @report_options
-def verify(spec_name: str, impl_ref: str, params_text: str | None, deep: bool, max_examples: int | None, seed: int,
-           json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
-    """Vet another implementation of a mechanism against our SPEC; exit 0 pass, 1 violation, 2 error."""
+def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, variance_ref: str | None,
+           params_text: str | None, deep: bool, max_examples: int | None, seed: int, samples: int | None,
+           strict: bool, time_budget: float, json_path: str | None, junit_path: str | None,
+           markdown_path: str | None) -> None:
+    """Vet another implementation of a mechanism against our SPEC.
+
+    Exit 0: every clause passed (warnings allowed); 1: a violation or an undecided clause;
+    2: bad usage.
+    """
+    from vetdp.engine.adapter import adapter_builder
     from vetdp.engine.estimators import check_estimator_spec
+    from vetdp.engine.results import Status
     from vetdp.engine.runner import RunConfig, check_measurement_spec
     from vetdp.engine.spec import EstimatorSpec, find_spec
 
@@ -77,26 +140,48 @@ def verify(spec_name: str, impl_ref: str, params_text: str | None, deep: bool, m
         spec = find_spec(spec_name)
     except KeyError as e:
         raise click.BadParameter(str(e.args[0]), param_hint="SPEC") from None
-    opaque = impl_ref == "opendp"
-    ctor, extra = load_opendp(spec.name) if opaque else (load_callable(impl_ref), {})
-    only = None
-    if params_text:
+    if (impl_ref is None) == (adapter_ref is None) and not (isinstance(spec, EstimatorSpec) and variance_ref):
+        raise click.UsageError("give exactly one of --impl (a constructor with our signature) or --adapter")
+    if variance_ref and not isinstance(spec, EstimatorSpec):
+        raise click.BadParameter(f"--variance applies to estimator specs; {spec.name!r} is a mechanism spec")
+    if adapter_ref and isinstance(spec, EstimatorSpec):
+        raise click.BadParameter(f"--adapter applies to mechanism specs; {spec.name!r} is an estimator spec")
+    only = _params(spec, params_text) if params_text else None
+    extra: dict = {}
+    ctor = None
+    if adapter_ref:
         try:
-            only = json.loads(params_text)
-        except json.JSONDecodeError as e:
-            raise click.BadParameter(f"--params is not valid JSON: {e}") from None
-        if not isinstance(only, dict):
-            raise click.BadParameter("--params must be a JSON object")
+            extra["build"] = adapter_builder(load_callable(adapter_ref, option="--adapter"))
+        except TypeError as e:
+            raise click.BadParameter(str(e), param_hint="--adapter") from None
+        target = f"--adapter {adapter_ref}"
+    elif impl_ref == "opendp":
+        ctor, extra = load_opendp(spec.name)
+        target = "--impl opendp"
+    elif impl_ref is not None:
+        ctor = load_callable(impl_ref)
+        target = f"--impl {impl_ref}"
+    else:
+        target = ""
+    variance = load_callable(variance_ref, option="--variance") if variance_ref else None
+    if variance is not None and "variance" not in spec.claim_calls:
+        raise click.BadParameter(f"spec {spec.name!r} makes no variance claim; --variance does not apply",
+                                 param_hint="--variance")
+    if variance_ref:
+        target += f" --variance {variance_ref}"
+    if samples is not None:
+        extra["audit_samples"] = samples
     # foreign code may draw its own randomness: then it is checked as opaque code, not failed for it
-    cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=impl_ref, strict_messages=False,
-                    fallback_opaque=not opaque, **extra)
+    cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=target.strip(), strict_messages=False,
+                    fallback_opaque=not extra.get("opaque", False), reference_law=True,
+                    loose_map=Status.FAIL if strict else Status.WARNING, clause_seconds=time_budget, **extra)
     if isinstance(spec, EstimatorSpec):
         def stage():
-            return check_estimator_spec(spec, cfg=cfg, estimator=ctor)
+            return check_estimator_spec(spec, cfg=cfg, estimator=ctor, variance=variance, only_params=only)
     else:
         def stage():
             return check_measurement_spec(spec, ctor=ctor, cfg=cfg, only_params=only)
     code = run_and_report([(spec.name, stage)], command="vetdp " + " ".join(sys.argv[1:]),
-                          title=f"vetdp verify {spec.name} --impl {impl_ref}", json_path=json_path,
+                          title=f"vetdp verify {spec.name} {target.strip()}", json_path=json_path,
                           junit_path=junit_path, markdown_path=markdown_path)
     sys.exit(int(code))

@@ -38,6 +38,12 @@ __all__ = [
     "boundary_probabilities",
     "at_least",
     "floats_in",
+    "MIN_SUBNORMAL",
+    "tiny_float",
+    "tiny_numerator",
+    "tiny_floats",
+    "seeded_permutation",
+    "spread",
 ]
 
 Params = dict[str, Any]
@@ -109,6 +115,9 @@ class EstimatorSpec:
     claims: Callable[[Params], dict[str, Any]]  # {"variance": [...], "mse": value}, from the impl
     bad: Sequence[tuple[str, Callable[[Callable], Any], type[BaseException] | tuple, tuple[str, ...]]] = ()
     describe: str = ""
+    # claim name -> (the implementation's claim function, params) -> the claim, so that an implementation
+    # under test can supply its own claim function (verify --variance) in place of ours
+    claim_calls: dict[str, Callable[[Callable, Params], Any]] = dataclasses.field(default_factory=dict)
 
     def load_estimator(self) -> Callable:
         return getattr(importlib.import_module(f"vetdp.impl.{self.module}"), self.estimator)
@@ -148,6 +157,105 @@ def floats_in(lo: float, hi: float, edges: Sequence[float] = ()) -> st.SearchStr
 
 
 def boundary_probabilities(t: int) -> list[float]:
-    """prob values at the edges of [1/t, 1): 1/t rounded up, the next float, 1 − 2**-53."""
+    """prob values at the edges of [1/t, 1): 1/t rounded up, the next float, 1 − 2**-53, and 1/2 when >= 1/t."""
     lo = at_least(Fraction(1, t))
     return [lo, math.nextafter(lo, 1.0), math.nextafter(1.0, 0.0), 0.5 if Fraction(1, t) <= Fraction(1, 2) else lo]
+
+
+MIN_SUBNORMAL = 5e-324  # 2**-1074, the smallest positive float64
+_TINY_LIMIT = 2**53  # n·2**-1074 for n < 2**53: the subnormals and the lowest normal binade [2**-1022, 2**-1021)
+
+
+def tiny_float(n: int) -> float:
+    """The float n·2**-1074, exactly; ``n`` an int in [1, 2**53).
+
+    These are the floats whose halving (or any division by a power of two) can round: their
+    last bit has weight 2**-1074, so x/2 is a float exactly when n is even.
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n={n!r} must be an int")
+    if not 1 <= n < _TINY_LIMIT:
+        raise ValueError(f"n={n} must be in [1, 2**53)")
+    return math.ldexp(float(n), -1074)
+
+
+def tiny_numerator(x: float) -> int | None:
+    """n when x = n·2**-1074 with n in [1, 2**53) (see :func:`tiny_float`), else None."""
+    if not isinstance(x, float) or not 0.0 < x < 2.0**-1021:
+        return None
+    return int(Fraction(x) * 2**1074)
+
+
+def tiny_floats(modulus: int = 4) -> st.SearchStrategy[float]:
+    """Floats n·2**-1074 whose numerator n takes every residue mod ``modulus``, small and large.
+
+    n ranges over [1, 2**53): subnormals (n < 2**52) and the lowest normal binade (n >= 2**52),
+    which is where a division by two rounds and where round-up, round-down and round-to-even
+    differ (n mod 4 tells them apart). Small n (<= 16·modulus), n just below 2**52 and 2**53, and
+    anything in between are drawn with comparable weight.
+    """
+    if isinstance(modulus, bool) or not isinstance(modulus, int) or not 1 <= modulus <= 2**20:
+        raise ValueError(f"modulus={modulus!r} must be an int in [1, 2**20]")
+    top = (_TINY_LIMIT - 1) // modulus - 1
+    sub = 2**52 // modulus - 1
+    quotient = st.one_of(st.integers(0, 16), st.integers(sub - 16, sub), st.integers(top - 16, top),
+                         st.integers(0, top))
+    residue = st.integers(0, modulus - 1)
+    return st.builds(lambda j, r: tiny_float(modulus * j + r or modulus), quotient, residue)
+
+
+def seeded_permutation(n: int, seed: int) -> list[int]:
+    """A permutation of range(n) fixed by ``seed`` (a reproducible shuffle for parameter spaces, not for privacy)."""
+    import numpy as np
+
+    return [int(i) for i in np.random.default_rng(seed).permutation(n)]
+
+
+def spread(n: int, count: int, seed: int) -> list[int]:
+    """Indices into a list of length n: all of them when n <= count, else the first, the last and
+    ``count − 2`` others fixed by ``seed`` (sorted, distinct)."""
+    if n <= count:
+        return list(range(n))
+    import numpy as np
+
+    inner = np.random.default_rng(seed).choice(np.arange(1, n - 1), size=max(0, count - 2), replace=False)
+    return sorted({0, n - 1, *(int(i) for i in inner)})
+
+
+# ------------------------------------------------------------------ parameters given by a user
+
+def _non_finite(value: Any, path: str) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path}={value!r}"
+    if isinstance(value, dict):
+        return next((bad for k, v in value.items() if (bad := _non_finite(v, f"{path}.{k}" if path else k))), None)
+    if isinstance(value, (list, tuple)):
+        return next((bad for i, v in enumerate(value) if (bad := _non_finite(v, f"{path}[{i}]"))), None)
+    return None
+
+
+def validate_params(spec: MeasurementSpec, params: Any) -> Params:
+    """``params`` checked against the spec; raises ValueError/TypeError naming the key and what is allowed.
+
+    Keys must be among those of the spec's pinned examples and include the ones every example
+    has; values must be finite; and the spec's own constructor must accept them (its
+    preconditions are the spec's). Lists stay lists: each spec's ``build`` takes JSON-shaped values.
+    """
+    if not isinstance(params, dict):
+        raise TypeError(f"params={params!r} must be a JSON object of {spec.name}'s parameters")
+    keys = [set(p) for p in spec.examples]
+    allowed, required = set().union(*keys), set.intersection(*keys) if keys else set()
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(f"params has unknown key(s) {unknown} for {spec.name}; allowed: {sorted(allowed)}")
+    missing = sorted(required - set(params))
+    if missing:
+        raise ValueError(f"params lacks {missing} for {spec.name}; required: {sorted(required)}")
+    bad = _non_finite(params, "")
+    if bad is not None:
+        raise ValueError(f"params: {bad} must be finite")
+    try:
+        spec.build(spec.load_constructor(), params)
+    except (ValueError, TypeError, KeyError) as e:
+        raise ValueError(f"params rejected by {spec.name}'s preconditions: {e}") from None
+    return params

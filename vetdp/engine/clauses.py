@@ -1,0 +1,267 @@
+"""The postcondition clauses of a measurement spec, each decided for one parameter set.
+
+Every function here returns :class:`Finding` values (``ok`` False: a violation, or with
+``undecided`` the engine could not decide); :mod:`vetdp.engine.runner` chooses which clauses run
+and aggregates them over the parameter search. The clauses compare the code under test with
+exact truths: its enumerated output distributions, the spec's stated law, and its privacy map
+at every ``d_in`` from 0 to ``spec.max_d_in``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from vetdp.engine.divergence import Verdict, compare_claim, ln_ratio_bracket, max_divergence
+from vetdp.engine.enumerate import Raised, enumerate_paths, freeze
+from vetdp.engine.spec import MeasurementSpec
+from vetdp.sampling.sources import BranchingSource, RecordingSource, SeededSource, use_source
+
+__all__ = [
+    "Finding",
+    "TIGHTNESS",
+    "show",
+    "privacy_findings",
+    "law_finding",
+    "distance_findings",
+    "data_independent_errors",
+    "rejects_outside",
+    "deterministic_given_choices",
+    "constant_bytes",
+    "pairs_within",
+]
+
+TIGHTNESS = Fraction(1, 2**30)
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """A clause's outcome for one parameter set (``ok`` False: a violation)."""
+
+    ok: bool
+    message: str = ""
+    claimed: float | None = None
+    true: float | None = None
+    slack: float | None = None
+    witness: dict | None = None
+    undecided: bool = False
+    skipped: bool = False
+
+
+def show(x: Any) -> Any:
+    """A readable form of an input or output for reports (bit vectors as 0/1 strings)."""
+    if isinstance(x, Raised):
+        return str(x)
+    if isinstance(x, tuple) and x and all(isinstance(b, bool) for b in x):
+        return "".join("1" if b else "0" for b in x)
+    return x
+
+
+def _claim_of(m: Any, d_in: int) -> tuple[float | None, Finding | None]:
+    """map(d_in) as a finite float, or the Finding that says why it is not one."""
+    try:
+        claim = m.map(d_in)
+    except Exception as e:  # noqa: BLE001 - the map's failure is the finding
+        return None, Finding(False, f"map({d_in}) raised {type(e).__name__}: {e}")
+    if isinstance(claim, bool) or not isinstance(claim, (int, float)) or not math.isfinite(claim):
+        return None, Finding(False, f"map({d_in}) returned {claim!r}, not a finite float",
+                             claimed=claim if isinstance(claim, float) else None)
+    return float(claim), None
+
+
+def pairs_within(spec: MeasurementSpec, params: dict, keys: list, d: int) -> list[tuple[Any, Any]] | None:
+    """Ordered pairs of distinct inputs at distance <= d (None: every ordered pair of distinct inputs)."""
+    if spec.distance is not None:
+        return [(x, xp) for x in keys for xp in keys if x != xp and spec.distance(params, x, xp) <= d]
+    if d < 1:
+        return []  # distinct inputs are at distance >= 1 under a metric without a distance function
+    if spec.neighbours is not None:
+        if d == 1:
+            return spec.neighbours(params, keys)
+        raise ValueError(f"spec {spec.name!r} defines neighbours but no distance: map({d}) cannot be checked")
+    return None
+
+
+def _loss_finding(claim: float, d_in: int, dists: dict, pairs) -> tuple[Finding, Any]:
+    """Whether claim >= the exact worst-case loss over ``pairs`` (no pairs: the loss is 0)."""
+    if pairs is not None and not pairs:
+        ok = claim >= 0
+        return Finding(ok, f"map({d_in}) = {claim!r} " + (">= 0 = the exact loss (no pair of inputs is this close)"
+                       if ok else "is below the exact loss 0"), claimed=claim, true=0.0, slack=claim), None
+    md = max_divergence(dists, pairs)
+    cmp = compare_claim(claim, None if md.ratio is None else ln_ratio_bracket(md.ratio))
+    witness = {"d_in": d_in, "x": show(md.x), "x_prime": show(md.x_prime), "y": show(md.y),
+               "P[M(x)=y]": str(md.p), "P[M(x')=y]": str(md.q)}
+    common = dict(claimed=claim, true=cmp.truth, slack=cmp.slack, witness=witness)
+    if cmp.verdict is Verdict.SOUND:
+        return Finding(True, f"map({d_in}) >= exact loss", **common), (md, cmp)
+    if cmp.verdict is Verdict.UNSOUND:
+        return Finding(False, f"map({d_in}) = {claim!r} is below the exact loss {cmp.truth!r}", **common), (md, cmp)
+    return Finding(False, f"map({d_in}) and the exact loss not separated at 16384 bits", undecided=True,
+                   **common), (md, cmp)
+
+
+def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) -> dict[str, Finding]:
+    """``privacy.sound`` and ``privacy.tight`` at ``spec.d_in`` against the exact distributions ``dists``."""
+    claim, bad = _claim_of(m, spec.d_in)
+    if bad is not None:
+        return {"privacy.sound": bad, "privacy.tight": bad}
+    sound, decided = _loss_finding(claim, spec.d_in, dists, pairs_within(spec, params, list(dists), spec.d_in))
+    out = {"privacy.sound": sound}
+    common = dict(claimed=sound.claimed, true=sound.true, slack=sound.slack, witness=sound.witness)
+    if not spec.tight:
+        out["privacy.tight"] = Finding(True, "tightness not required by this spec", skipped=True, **common)
+    elif decided is None or decided[0].ratio is None or not sound.ok:
+        out["privacy.tight"] = Finding(True, "not applicable: the map is not sound", skipped=True, **common)
+    else:
+        ratio = decided[0].ratio
+
+        def allowance(prec: int) -> tuple[Fraction, Fraction]:
+            lo, hi = ln_ratio_bracket(ratio)(prec)
+            return lo + TIGHTNESS * max(1, abs(lo)), hi + TIGHTNESS * max(1, abs(hi))
+
+        # "sound" against truth + allowance means the claim overshoots by more than the allowance
+        tight_ok = compare_claim(claim, allowance).verdict is not Verdict.SOUND
+        out["privacy.tight"] = Finding(tight_ok, "map within 2**-30 of the exact loss" if tight_ok else
+                                       f"map({spec.d_in}) = {claim!r} exceeds the exact loss {sound.true!r} by more "
+                                       "than 2**-30 relative", **common)
+    return out
+
+
+def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) -> dict[str, Finding]:
+    """``privacy.distance`` (map(d) sound at every other d in 0..max_d_in, or refused for d >= 2 by
+    raising ValueError/TypeError) and ``privacy.monotone`` (map non-decreasing over the defined d)."""
+    claims: dict[int, float] = {}
+    refused: list[int] = []
+    findings: list[Finding] = []
+    keys = list(dists)
+    for d in range(spec.max_d_in + 1):
+        try:
+            claim = m.map(d)
+        except (ValueError, TypeError) as e:
+            if d >= 2:
+                refused.append(d)
+                continue
+            return _both(Finding(False, f"map({d}) raised {type(e).__name__}: {e}; only d_in >= 2 may be refused",
+                                 witness={"d_in": d}))
+        except Exception as e:  # noqa: BLE001
+            return _both(Finding(False, f"map({d}) raised {type(e).__name__}: {e}", witness={"d_in": d}))
+        if isinstance(claim, bool) or not isinstance(claim, (int, float)) or not math.isfinite(claim):
+            return _both(Finding(False, f"map({d}) returned {claim!r}, not a finite float", witness={"d_in": d}))
+        claims[d] = float(claim)
+        if d != spec.d_in:  # privacy.sound decides d_in itself
+            findings.append(_loss_finding(float(claim), d, dists, pairs_within(spec, params, keys, d))[0])
+    checked = sorted(set(claims) - {spec.d_in})
+    note = f"map(d) checked at d = {checked}" + (f"; refused (raises) at d = {refused}" if refused else "")
+    failing = [f for f in findings if not f.ok]
+
+    def slack(f: Finding) -> float:
+        return -math.inf if f.slack is None else f.slack
+
+    if failing:
+        distance = min(failing, key=slack)
+    elif findings:
+        distance = dataclasses.replace(min(findings, key=slack), message=f"{note}: each >= the exact loss there")
+    else:
+        distance = Finding(True, note)
+    ds = sorted(claims)
+    drop = next(((a, b) for i, a in enumerate(ds) for b in ds[i + 1:] if claims[b] < claims[a]), None)
+    if drop is None:
+        monotone = Finding(True, f"map non-decreasing over d = {ds}")
+    else:
+        a, b = drop
+        monotone = Finding(False, f"map({b}) = {claims[b]!r} < map({a}) = {claims[a]!r}: the map must not decrease "
+                           "as d_in grows", claimed=claims[b], true=claims[a], slack=claims[b] - claims[a],
+                           witness={"d_in": a, "d_in'": b, f"map({a})": claims[a], f"map({b})": claims[b]})
+    return {"privacy.distance": distance, "privacy.monotone": monotone}
+
+
+def _both(f: Finding) -> dict[str, Finding]:
+    return {"privacy.distance": f, "privacy.monotone": f}
+
+
+def law_finding(dists: dict[Any, dict], law: Callable[[Any], dict], source: str) -> Finding:
+    """``function.law``: every input's exact output distribution equals the reference ``law(x)``.
+
+    ``dists`` maps each (frozen) input to its exact distribution; ``source`` says where the law
+    comes from (the spec, or vetdp's implementation). The witness is the (x, y) with the largest
+    difference, with both probabilities.
+    """
+    worst: tuple[Fraction, Any, Any, Fraction, Fraction] | None = None
+    for x, dist in dists.items():
+        expected = {freeze(y): Fraction(p) for y, p in law(x).items() if p != 0}
+        for y in set(dist) | set(expected):
+            got, want = dist.get(y, Fraction(0)), expected.get(y, Fraction(0))
+            if got != want and (worst is None or abs(got - want) > worst[0]):
+                worst = (abs(got - want), x, y, got, want)
+    if worst is None:
+        return Finding(True, f"the exact output distribution equals {source} on all {len(dists)} inputs")
+    _, x, y, got, want = worst
+    return Finding(False, f"the output distribution differs from {source}: P[M({show(x)!r}) = {show(y)!r}] is "
+                   f"{got} ({float(got):.6g}), the law says {want} ({float(want):.6g})",
+                   witness={"x": show(x), "y": show(y), "P[M(x)=y]": str(got), "law P[y|x]": str(want)})
+
+
+def data_independent_errors(dists: dict) -> Finding:
+    """Every input raises the same errors with the same probabilities."""
+    raised = {x: {y: p for y, p in d.items() if isinstance(y, Raised)} for x, d in dists.items()}
+    reference_x, reference = next(iter(raised.items()))
+    for x, r in raised.items():
+        if r != reference:
+            def errors(found: dict) -> dict:
+                return {str(k): str(v) for k, v in found.items()}
+
+            return Finding(False, "inputs raise different errors (or with different probabilities)",
+                           witness={"x": show(reference_x), "errors(x)": errors(reference),
+                                    "x_prime": show(x), "errors(x')": errors(r)})
+    return Finding(True, "no input-dependent errors" if not reference else f"same errors on every input: {reference}")
+
+
+def rejects_outside(spec: MeasurementSpec, m: Any, params: dict) -> Finding:
+    """Every out-of-domain input raises ValueError/TypeError before any random choice."""
+    for x in spec.outside(params):
+        source = BranchingSource()
+        try:
+            with use_source(source):
+                y = m(x)
+        except (ValueError, TypeError):
+            if source.trail:
+                return Finding(False, "randomness drawn before rejecting an out-of-domain input",
+                               witness={"x": repr(x), "choices": len(source.trail)})
+            continue
+        except Exception as e:  # noqa: BLE001
+            return Finding(False, f"out-of-domain input raised {type(e).__name__}, not ValueError/TypeError: {e}",
+                           witness={"x": repr(x)})
+        return Finding(False, "an out-of-domain input was accepted", witness={"x": repr(x), "output": repr(y)})
+    return Finding(True, "every out-of-domain input rejected before randomness")
+
+
+def deterministic_given_choices(m: Any, inputs: list, budget: int) -> Finding:
+    """Two enumerations of the same inputs give the same paths (a necessary condition only)."""
+    for x in inputs[:3]:
+        first = list(enumerate_paths(lambda x=x: m(x), budget=budget))
+        second = list(enumerate_paths(lambda x=x: m(x), budget=budget))
+        if first != second:
+            return Finding(False, "the function's output is not determined by the primitives' choices: it draws "
+                           "randomness elsewhere, so exact enumeration does not apply", witness={"x": show(x)})
+    return Finding(True, "all randomness flows through vetdp's primitives")
+
+
+def constant_bytes(spec: MeasurementSpec, m: Any, params: dict, inputs: list, seed: int) -> Finding:
+    """With the constant-time parameter set, the bytes read never depend on the input or the outcome."""
+    if not params.get(spec.constant_time_param):
+        return Finding(True, "no constant-time promise for these parameters", skipped=True)
+    counts: dict[int, Any] = {}
+    for i, x in enumerate(inputs):
+        for rep in range(3):
+            rec = RecordingSource(SeededSource(f"{seed}/{i}/{rep}"))
+            with use_source(rec):
+                m(x)
+            counts.setdefault(rec.bytes_read, x)
+    if len(counts) > 1:
+        return Finding(False, "bytes read depend on the input or on the random outcome",
+                       witness={f"{n} bytes": show(x) for n, x in counts.items()})
+    return Finding(True, f"{next(iter(counts))} bytes read for every input and outcome")

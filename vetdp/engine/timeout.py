@@ -1,0 +1,88 @@
+"""Time budgets for code under test: a block that runs too long is interrupted, never left to hang.
+
+:func:`deadline` arms ``SIGALRM`` (main thread only) and raises :class:`DeadlineExceeded` inside
+the running code when the budget is spent. The exception derives from ``BaseException`` so that
+the code under test's ``except Exception`` does not swallow it, and the alarm re-fires every
+``REFIRE`` seconds until the block is left, so a bare ``except:`` only delays it. Deadlines nest:
+each block is interrupted by its own budget or by an enclosing one, and the exception names
+which (``exc.budget is token``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
+
+__all__ = ["DeadlineExceeded", "Budget", "deadline"]
+
+REFIRE = 0.25  # seconds between repeated alarms once a budget is spent
+
+
+class Budget:
+    """One armed time budget (the token a :class:`DeadlineExceeded` names)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def __repr__(self) -> str:
+        return f"Budget({self.seconds:g} s)"
+
+
+class DeadlineExceeded(BaseException):
+    """The time budget ``budget`` was spent inside a :func:`deadline` block."""
+
+    def __init__(self, budget: Budget):
+        super().__init__(f"time budget of {budget.seconds:g} s exceeded")
+        self.budget = budget
+
+
+_active: list[Budget] = []
+
+
+def _on_alarm(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+    now = time.monotonic()
+    expired = [b for b in _active if b.end <= now]
+    if expired:
+        raise DeadlineExceeded(expired[0])  # the outermost expired budget
+    _arm()
+
+
+def _arm() -> None:
+    if not _active:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return
+    remaining = max(min(b.end for b in _active) - time.monotonic(), 1e-3)
+    signal.setitimer(signal.ITIMER_REAL, remaining, REFIRE)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[Budget | None]:
+    """Interrupt the block with :class:`DeadlineExceeded` after ``seconds`` (None: no budget).
+
+    Only the main thread can be interrupted; elsewhere the block runs unbounded (yields None).
+    """
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    if not seconds > 0:
+        raise ValueError(f"seconds={seconds!r} must be in (0, inf)")
+    budget = Budget(seconds)
+    outermost = not _active
+    previous = signal.getsignal(signal.SIGALRM) if outermost else None
+    if outermost:
+        signal.signal(signal.SIGALRM, _on_alarm)
+    _active.append(budget)
+    try:
+        _arm()
+        yield budget
+    finally:
+        _active.remove(budget)
+        if outermost:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        else:
+            _arm()
