@@ -33,15 +33,17 @@ def test_account_categorical_rr_runs():
 
 
 @pytest.mark.parametrize("args,match", [
-    (["rr", "--epsilon", "-1"], "epsilon=-1.0 must be in"),
-    (["rr", "--epsilon", "1", "--categories", "1"], "categories=1"),
-    (["rappor", "--epsilon", "1", "--compose", "0"], "n=0"),
-    (["rappor", "--epsilon", "1", "--delta", "2"], "delta=2.0"),
-    (["rr", "--epsilon", "1", "--k", "3"], "--k=3 applies to k-rappor only"),
+    (["rr", "--epsilon", "-1"], "'--epsilon': -1.0 must be in (0, 700]"),
+    (["rr", "--epsilon", "nan"], "'--epsilon': nan must be in (0, 700]"),
+    (["rr", "--epsilon", "1", "--categories", "1"], "'--categories': 1 must be in [2, "),
+    (["rappor", "--epsilon", "1", "--compose", "0"], "'--compose': 0 must be in [1, inf]"),
+    (["rappor", "--epsilon", "1", "--compose", "1e12"], "--compose: 1000000000000 must be <= 200000 for rappor"),
+    (["rappor", "--epsilon", "1", "--delta", "2"], "'--delta': 2.0 must be in (0, 1)"),
+    (["rr", "--epsilon", "1", "--k", "3"], "--k: 3 applies to k-rappor only"),
 ])
 def test_account_bad_options_exit_2_with_message(args, match):
     res = CliRunner().invoke(main, ["account", *args])
-    assert res.exit_code == 2
+    assert res.exit_code == 2 and "Traceback" not in res.output
     assert match in res.output
 
 

@@ -20,8 +20,10 @@ def test_audit_of_a_correct_claim_passes_and_states_beta(tmp_path):
     assert result.exit_code == 0, result.output
     r = json.loads(j.read_text())["results"][0]
     assert r["check"] == "audit.epsilon_lower_bound" and r["status"] == "pass"
-    assert r["claimed"] == 1.0986122886681098 and 0.9 < r["true"] < r["claimed"]  # defaults to map(1) = ln 3
-    assert "β=0.05" in r["message"] and "20000 test samples" in r["message"]
+    # the claim defaults to map(1) = ln 3
+    assert r["claimed"] == 1.0986122886681098 and 0.9 < r["epsilon_lower_bound"] < r["claimed"]
+    assert "β=0.05" in r["message"] and "20000 test samples" in r["message"] and "true" not in r
+    assert "epsilon lower bound" in result.output  # the table names the column for what it holds
 
 
 def test_audit_flags_a_claim_below_the_lower_bound_with_exit_1(tmp_path):
@@ -30,15 +32,34 @@ def test_audit_flags_a_claim_below_the_lower_bound_with_exit_1(tmp_path):
                     "--json", str(j))
     assert result.exit_code == 1
     r = json.loads(j.read_text())["results"][0]
-    assert r["status"] == "fail" and r["true"] > 0.8 and "β=0.01" in r["message"]
+    assert r["status"] == "fail" and r["epsilon_lower_bound"] > 0.8 and "β=0.01" in r["message"]
     assert "vetdp audit" in r["repro"] and "--seed 2" in r["repro"]
 
 
 def test_audit_of_a_plain_sampler_with_disjoint_supports():
     assert invoke("audit", "--sampler", UNIFORM, "--x", "4", "--x-prime", "5", "--epsilon", "2",
                   "--seed", "3", "--samples", "4000").exit_code == 1
-    assert invoke("audit", "--sampler", UNIFORM, "--x", "4", "--x-prime", "4", "--epsilon", "0",
-                  "--seed", "3", "--samples", "4000").exit_code == 0
+    assert invoke("audit", "--sampler", UNIFORM, "--x", "4", "--x-prime", "6", "--epsilon", "3",
+                  "--seed", "3", "--samples", "4000").exit_code == 1
+
+
+def test_audit_of_an_input_against_itself_is_refused_not_passed():
+    r = CliRunner().invoke(main, ["audit", "--sampler", UNIFORM, "--x", "4", "--x-prime", "4", "--epsilon", "0"])
+    assert r.exit_code == 2 and "same input" in r.output
+    r = CliRunner().invoke(main, ["audit", "--sampler", UNIFORM, "--inputs", "[4, 4]", "--epsilon", "0"])
+    assert r.exit_code == 2 and "--inputs" in r.output
+
+
+def test_audit_params_may_omit_what_the_constructor_defaults(tmp_path):
+    j = tmp_path / "a.json"
+    r = invoke("audit", "--mechanism", "randomized_response_bool", "--params", '{"prob": 0.75}', "--seed", "1",
+               "--samples", "4000", "--json", str(j))
+    assert r.exit_code == 0, r.output
+
+
+def test_audit_sampler_errors_name_the_sampler_option():
+    r = CliRunner().invoke(main, ["audit", "--sampler", "no_colon", "--x", "1", "--x-prime", "2", "--epsilon", "1"])
+    assert r.exit_code == 2 and "--sampler" in r.output and "--impl" not in r.output
 
 
 def test_audit_searches_pairs_among_candidate_inputs(tmp_path):

@@ -59,12 +59,44 @@ def test_flip_prob_exact(tmp_path):
 
 
 @pytest.mark.parametrize("args,text", [
-    (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "0.7"], "flip_prob=0.7 must be in (0, 1/2]"),
-    (["snr", "--n-pub", "2", "--n-bit", "10", "--flip-prob", "0.1", "--skew", "2"], "skew=2 must be in [0, 1]"),
-    (["one-bf", "--n-bit", "0", "--flip-prob", "0.1"], "n_bit=0 must be in [1,"),
-    (["flip-prob", "--n-pub", "3", "--n-bit", "10", "--epsilon", "-1"], "epsilon=-1.0 must be in [0, inf)"),
+    (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "0.7"], "'--flip-prob': 0.7 must be in (0, 0.5]"),
+    (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "nan"], "'--flip-prob': nan must be in (0, 0.5]"),
+    (["snr", "--n-pub", "2", "--n-bit", "10", "--flip-prob", "0.1", "--skew", "2"], "--skew: '2' must be in [0, 1]"),
+    (["one-bf", "--n-bit", "0", "--flip-prob", "0.1"], "'--n-bit': 0 must be in [1, 100]"),
+    (["one-bf", "--n-bit", "300", "--flip-prob", "0.1"], "'--n-bit': 300 must be in [1, 100] (exact rationals"),
+    (["snr", "--n-pub", "11", "--n-bit", "10", "--flip-prob", "0.1"], "'--n-pub': 11 must be in [1, 10]"),
+    (["flip-prob", "--n-pub", "3", "--n-bit", "10", "--epsilon", "-1"], "'--epsilon': -1.0 must be in [0, 700]"),
+    (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "0.1", "--r-cap", "1"], "'--r-cap': 1.0 must be in"),
+    (["privacy", "--n-pub", "16", "--n-bit", "10", "--flip-prob", "0.1", "--simulate", "1e9"],
+     "--simulate: 1000000000 must be <= "),
 ])
 def test_bad_parameters_exit_2(args, text):
     r = run(args)
-    assert r.exit_code == 2
+    assert r.exit_code == 2 and "Traceback" not in r.output
     assert text in r.output
+
+
+def test_snr_at_flip_prob_one_half_is_zero_not_a_crash(tmp_path):
+    out = tmp_path / "missing" / "folder" / "snr.json"
+    r = run(["snr", "--n-pub", "2", "--n-bit", "10", "--flip-prob", "0.5", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["max_snr"] == 0 and doc["concentration_K_to_0"] is None and "undefined" in r.output
+
+
+def test_privacy_at_flip_prob_one_half_reports_exact_zero_never_negative(tmp_path):
+    out = tmp_path / "p.json"
+    r = run(["privacy", "--n-pub", "3", "--n-bit", "50", "--flip-prob", "0.5", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "ε = 0 exactly" in r.output and "tight" not in r.output and "-0." not in r.output
+    assert json.loads(out.read_text())["epsilon_exact"] == 0.0
+
+
+def test_snr_ten_publishers_runs_in_bounded_memory():
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = run(["snr", "--n-pub", "10", "--n-bit", "10", "--flip-prob", "0.1"])
+    assert r.exit_code == 0, r.output
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kb < 1_500_000  # was 17 GB: the n^3 pair tensor is never formed

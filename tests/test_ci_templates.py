@@ -31,3 +31,12 @@ def test_ci_run_calls_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     test_cmd = re.search(r"Run the test suite:\s+```bash\n(.+?)\n```", readme).group(1)
     assert test_cmd in (ROOT / ".ci" / "run").read_text()
+
+
+def test_templates_do_not_install_vetdp_from_pypi():
+    # vetdp is not published: a bare `pip install vetdp` fails; the templates install from a stated source
+    for path in (ROOT / "ci" / "templates").iterdir():
+        text = path.read_text()
+        assert not re.search(r"pip install (-\S+ )*vetdp(\s|$|\[)", text), path.name
+        if "pip install" in text:
+            assert "VETDP_SOURCE" in text, path.name

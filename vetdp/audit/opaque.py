@@ -1,17 +1,25 @@
 """The engine's clauses for an *opaque* constructor: one whose randomness vetdp cannot enumerate.
 
-Used by :func:`vetdp.engine.runner.evaluate_params` when ``RunConfig.opaque`` is set (for
-compiled or foreign code, e.g. OpenDP's Rust core behind :mod:`vetdp.audit.opendp_adapter`).
+Used by :func:`vetdp.engine.runner.evaluate_params` for compiled code (e.g. OpenDP's Rust
+core behind :mod:`vetdp.audit.opendp_adapter`) and for code found to draw randomness outside
+vetdp's primitives (:mod:`vetdp.engine.foreign`).
 
-* The exact truth is the output distribution of *our* implementation of the spec with the
-  same parameters, computed by enumerating its code (that implementation is itself vetted
-  by ``vetdp check``); no privacy formula is restated here. ``privacy.sound`` and
-  ``privacy.tight`` compare the opaque map with that truth, decided exactly as for ours.
-* ``audit.distribution``: the opaque function is sampled on a few inputs and every
-  output's count is compared with its exact probability by two-sided Clopper–Pearson
-  intervals, Bonferroni-corrected over all cells (each input's support plus one cell for
-  "any other output"). A violation is reported only when an exact probability lies outside
-  its interval, so a correct implementation is flagged with probability at most β.
+* The exact truth is the spec's stated law (``spec.law``) when it states one, else the
+  output distribution of *our* implementation with the same parameters, enumerated from
+  its code. ``privacy.sound`` and ``privacy.tight`` compare the opaque map with that truth,
+  decided exactly as for our own code.
+* ``audit.distribution``: the opaque function is sampled ``samples`` times on each audited
+  input (every input when the spec has at most 8, else 8 spread over them), and every
+  *cell* is compared with its exact probability by a two-sided Clopper–Pearson interval,
+  Bonferroni-corrected over all cells. The cells of an input are each output of its exact
+  law, one cell "any other output", and, when the outputs are tuples of one length, each
+  coordinate's value (a bit's flip rate is seen far sooner than one of 2^k vectors).
+  A correct implementation is flagged with probability at most β.
+* The audit states what it can see: for each cell, the deviation of the observed frequency
+  from the exact probability at which the cell is flagged (the half-width of the
+  Clopper–Pearson interval at the expected count); the largest of these over cells is the
+  *detectable deviation* D. A sampler whose true probabilities are off by D in some cell
+  is flagged about half the time, off by 1.5·D almost always. D shrinks as 1/√samples.
 * ``errors.data_independent``: one call per input; the raised error (or none) must agree.
   This sees only errors that occur on that call.
 * ``randomness.through_primitives`` and ``timing.constant_bytes`` are skipped: they observe
@@ -20,25 +28,85 @@ compiled or foreign code, e.g. OpenDP's Rust core behind :mod:`vetdp.audit.opend
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from scipy.stats import beta as beta_dist
+
 from vetdp.audit.blackbox import clopper_pearson_lower, clopper_pearson_upper
+from vetdp.core.validation import check_float, check_int
+from vetdp.engine.clauses import Finding, privacy_findings
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, freeze, output_distribution
 
-__all__ = ["opaque_findings", "distribution_audit", "audited_inputs"]
+__all__ = ["opaque_findings", "distribution_audit", "audited_inputs", "detectable_deviation", "MAX_AUDITED_INPUTS"]
+
+MAX_AUDITED_INPUTS = 8  # every input is audited up to this many; beyond, this many spread over them
+OTHER = "<any other output>"
 
 
-def audited_inputs(inputs: list) -> list:
-    """The inputs whose samples are audited: the first, middle and last of the spec's inputs."""
-    picks = [inputs[0], inputs[len(inputs) // 2], inputs[-1]]
-    out: list = []
-    for x in picks:
-        if all(freeze(x) != freeze(y) for y in out):
-            out.append(x)
-    return out
+def audited_inputs(inputs: list, limit: int = MAX_AUDITED_INPUTS) -> list:
+    """The inputs whose samples are audited: all distinct ones when at most ``limit``, else ``limit``
+    spread evenly over the list (the first and the last included)."""
+    distinct: list = []
+    keys: set = set()
+    for x in inputs:
+        key = freeze(x)
+        if key not in keys:
+            keys.add(key)
+            distinct.append(x)
+    if len(distinct) <= limit:
+        return distinct
+    last = len(distinct) - 1
+    picks = sorted({round(i * last / (limit - 1)) for i in range(limit)})
+    return [distinct[i] for i in picks]
+
+
+def detectable_deviation(p: Fraction | float, samples: int, alpha: float) -> float:
+    """The deviation |observed frequency − p| at which a cell of exact probability ``p`` is flagged.
+
+    It is the larger half-width of the two-sided Clopper–Pearson interval (level ``alpha``
+    per side) at the expected count ``samples·p``: about z·√(p(1−p)/samples) for a normal
+    quantile z, and about ln(1/alpha)/samples for p = 0 or 1.
+    """
+    n = check_int("samples", samples, lo=1)
+    a = check_float("alpha", alpha)
+    if not 0 < a < 1:
+        raise ValueError(f"alpha={alpha!r} must be in (0, 1)")
+    q = float(p)
+    if not 0 <= q <= 1:
+        raise ValueError(f"p={p!r} must be in [0, 1]")
+    k = n * q  # the expected count; the beta quantiles accept it unrounded
+    lo = 0.0 if k <= 0 else float(beta_dist.ppf(a, k, n - k + 1))
+    hi = 1.0 if k >= n else float(beta_dist.ppf(1 - a, k + 1, n - k))
+    return max(q - lo, hi - q)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cell:
+    label: Any  # what the report shows
+    p: Fraction
+    member: Callable[[Any], bool] | None  # None: count of this exact output
+
+
+def _cells(dist: dict[Any, Fraction]) -> list[_Cell]:
+    cells = [_Cell(y, p, None) for y, p in dist.items()]
+    cells.append(_Cell(OTHER, Fraction(0), None))
+    outputs = [y for y in dist if not isinstance(y, Raised)]
+    lengths = {len(y) if isinstance(y, tuple) else None for y in outputs}
+    if outputs and len(lengths) == 1 and None not in lengths and len(dist) > 2:
+        (length,) = lengths
+        for j in range(length):
+            values = sorted({y[j] for y in outputs}, key=repr)
+            if len(values) == 2:  # one value decides the other: test one of them
+                values = values[1:]
+            for v in values:
+                pv = sum((p for y, p in dist.items() if not isinstance(y, Raised) and y[j] == v), Fraction(0))
+                cells.append(_Cell(f"coordinate {j} = {v!r}", pv,
+                                   lambda y, j=j, v=v: isinstance(y, tuple) and len(y) > j and y[j] == v))
+    return cells
 
 
 def _sample(fn: Callable[[Any], Any], x: Any, n: int) -> Counter:
@@ -53,45 +121,62 @@ def _sample(fn: Callable[[Any], Any], x: Any, n: int) -> Counter:
 
 
 def distribution_audit(fn: Callable[[Any], Any], exact: dict[Any, dict[Any, Fraction]], inputs: list, samples: int,
-                       beta: float):
+                       beta: float) -> Finding:
     """Whether ``fn``'s samples are consistent with the exact distributions, at confidence 1 − β.
 
-    Returns a runner ``Finding``; ``ok`` is False only when some exact probability lies
-    outside its Bonferroni-corrected two-sided Clopper–Pearson interval.
+    ``exact`` maps each frozen input to its exact law. Returns a ``Finding``; ``ok`` is False
+    only when some cell's exact probability lies outside its Bonferroni-corrected two-sided
+    Clopper–Pearson interval, so a correct ``fn`` fails with probability at most ``beta``.
+    The witness (pass or fail) holds ``detectable_deviation``: the largest over cells of
+    :func:`detectable_deviation`, the smallest deviation of an output probability the audit
+    can see at this sample size.
     """
-    from vetdp.engine.runner import Finding
-
-    cells = sum(len(exact[freeze(x)]) + 1 for x in inputs)
-    alpha = beta / (2 * cells)  # two sides per cell
+    n = check_int("samples", samples, lo=1)
+    b = check_float("beta", beta)
+    if not 0 < b < 1:
+        raise ValueError(f"beta={beta!r} must be in (0, 1)")
+    if not inputs:
+        raise ValueError("inputs=[] must hold at least one input to audit")
+    plan = [(x, _cells(exact[freeze(x)])) for x in inputs]
+    n_cells = sum(len(cells) for _, cells in plan)
+    alpha = b / (2 * n_cells)  # two sides per cell
+    seeing = 0.0
+    for _, cells in plan:
+        for cell in cells:
+            seeing = max(seeing, detectable_deviation(cell.p, n, alpha))
     worst: tuple[float, dict] | None = None
-    for x in inputs:
+    for x, cells in plan:
         dist = exact[freeze(x)]
-        counts = _sample(fn, x, samples)
-        other = sum(c for y, c in counts.items() if y not in dist)
-        rows = [(y, p, counts.get(y, 0)) for y, p in dist.items()]
-        rows.append(("<any other output>", Fraction(0), other))
-        for y, p, k in rows:
-            lo, hi = clopper_pearson_lower(k, samples, alpha), clopper_pearson_upper(k, samples, alpha)
-            if Fraction(lo) > p or p > Fraction(hi):  # compared exactly
-                miss = float(Fraction(lo) - p) if Fraction(lo) > p else float(p - Fraction(hi))
-                shown = y if y != "<any other output>" else sorted(map(repr, (z for z in counts if z not in dist)))
-                witness = {"x": repr(x), "y": repr(shown), "observed": k, "samples": samples, "exact": str(p),
+        counts = _sample(fn, x, n)
+        for cell in cells:
+            if cell.member is not None:
+                k = sum(c for y, c in counts.items() if cell.member(y))
+            elif cell.label == OTHER:
+                k = sum(c for y, c in counts.items() if y not in dist)
+            else:
+                k = counts.get(cell.label, 0)
+            lo, hi = clopper_pearson_lower(k, n, alpha), clopper_pearson_upper(k, n, alpha)
+            if Fraction(lo) > cell.p or cell.p > Fraction(hi):  # compared exactly
+                miss = float(Fraction(lo) - cell.p) if Fraction(lo) > cell.p else float(cell.p - Fraction(hi))
+                shown = (sorted(map(repr, (z for z in counts if z not in dist))) if cell.label == OTHER
+                         else cell.label)
+                witness = {"x": repr(x), "y": repr(shown), "observed": k, "samples": n, "exact": str(cell.p),
                            "interval": [lo, hi]}
                 if worst is None or miss > worst[0]:
-                    worst = (float(miss), witness)
-    summary = (f"{samples} samples on each of {len(inputs)} inputs, {cells} cells, two-sided Clopper–Pearson "
-               f"at β={beta:g} (Bonferroni)")
+                    worst = (miss, witness)
+    summary = (f"{n} samples on each of {len(inputs)} inputs, {n_cells} cells, two-sided Clopper–Pearson "
+               f"at β={b:g} (Bonferroni); the audit detects a deviation of about {seeing:.3g} or more in any "
+               "output probability")
+    facts = {"detectable_deviation": seeing, "samples": n, "inputs": len(inputs), "cells": n_cells, "beta": b}
     if worst is not None:
-        w = worst[1]
+        w = {**worst[1], **facts}
         return Finding(False, f"the opaque sampler's frequencies differ from the exact distribution: "
-                              f"P[M({w['x']}) = {w['y']}] = {w['exact']} exactly, observed {w['observed']}/{samples}, "
+                              f"P[M({w['x']}) = {w['y']}] = {w['exact']} exactly, observed {w['observed']}/{n}, "
                               f"outside [{w['interval'][0]:.4g}, {w['interval'][1]:.4g}]; {summary}", witness=w)
-    return Finding(True, f"every output frequency consistent with the exact distribution; {summary}")
+    return Finding(True, f"every output frequency consistent with the exact distribution; {summary}", witness=facts)
 
 
-def _errors_agree(m: Any, inputs: list):
-    from vetdp.engine.runner import Finding
-
+def _errors_agree(m: Any, inputs: list) -> Finding:
     seen: dict[str | None, Any] = {}
     for x in inputs:
         try:
@@ -107,10 +192,29 @@ def _errors_agree(m: Any, inputs: list):
     return Finding(True, "one call per input: no errors" if only is None else f"same error on every input: {only}")
 
 
-def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any) -> dict:
-    """The clauses for an opaque measurement ``m`` built with ``params`` (see the module docstring)."""
-    from vetdp.engine.runner import Finding, _privacy
+def _exact_laws(spec: Any, params: dict, inputs: list, budget: int) -> tuple[dict, str]:
+    """The exact law of every input (frozen input -> {frozen output: Fraction}) and where it came from."""
+    if spec.law is not None:
+        laws = {}
+        for x in inputs:
+            dist = {freeze(y): Fraction(p) for y, p in spec.law(params, x).items()}
+            total = sum(dist.values(), Fraction(0))
+            if total != 1 or any(p < 0 for p in dist.values()):
+                raise ValueError(f"the spec's law for x={x!r} is not a distribution: probabilities sum to {total}")
+            laws[freeze(x)] = dist
+        return laws, "the spec's law"
+    reference = spec.build(spec.load_constructor(), params)
+    return ({freeze(x): output_distribution(reference, x, budget=budget) for x in inputs},
+            f"the law of {spec.impl_ref}")
 
+
+def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, beta: float | None = None) -> dict:
+    """The clauses for an opaque measurement ``m`` built with ``params`` (see the module docstring).
+
+    ``beta`` is this parameter set's false-alarm budget for ``audit.distribution`` (default
+    ``cfg.audit_beta``); ``cfg.audit_samples`` samples are drawn per audited input, ten times
+    as many with ``cfg.deep``.
+    """
     out: dict = {
         "randomness.through_primitives": Finding(True, "opaque implementation: its samples are audited instead "
                                                  "(audit.distribution)", skipped=True),
@@ -120,18 +224,20 @@ def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any) -> 
         out["timing.constant_bytes"] = Finding(True, "opaque implementation: the bytes it reads cannot be observed",
                                                skipped=True)
     try:
-        reference = spec.build(spec.load_constructor(), params)
-        exact = {freeze(x): output_distribution(reference, x, budget=cfg.budget) for x in inputs}
+        exact, source = _exact_laws(spec, params, inputs, cfg.budget)
     except EnumerationBudgetExceeded as e:
         skip = Finding(True, f"no exact truth: {e}", skipped=True)
         out.update({"privacy.sound": skip, "privacy.tight": skip, "audit.distribution": skip})
         return out
     except Exception as e:  # noqa: BLE001
-        bad = Finding(False, f"the reference implementation {spec.impl_ref} could not give the exact truth for these "
-                      f"parameters: {type(e).__name__}: {e}")
+        where = "the spec's law" if spec.law is not None else f"the reference implementation {spec.impl_ref}"
+        bad = Finding(False, f"{where} could not give the exact truth for these parameters: "
+                      f"{type(e).__name__}: {e}")
         out.update({"privacy.sound": bad, "privacy.tight": bad, "audit.distribution": bad})
         return out
-    out.update(_privacy(spec, m, exact, params))
+    out.update(privacy_findings(spec, m, exact, params))
     samples = cfg.audit_samples * (10 if cfg.deep else 1)
-    out["audit.distribution"] = distribution_audit(m, exact, audited_inputs(inputs), samples, cfg.audit_beta)
+    audit = distribution_audit(m, exact, audited_inputs(inputs), samples, cfg.audit_beta if beta is None else beta)
+    out["audit.distribution"] = dataclasses.replace(audit, message=f"{audit.message} (against {source})")
     return out
+

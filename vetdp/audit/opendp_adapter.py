@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -48,9 +49,32 @@ try:
     import opendp.prelude as dp
     from opendp.mod import OpenDPException, UnknownTypeException
 except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError("the OpenDP adapter needs the opendp extra: pip install 'vetdp[opendp]'") from e
+    raise ImportError("the OpenDP adapter needs the opendp extra: pip install -e '.[opendp]' at the vetdp "
+                      "repository root (vetdp is not on PyPI)") from e
 
 dp.enable_features("contrib")
+
+
+def _quiet_opendp_finalizers(previous: Callable[[Any], None]) -> Callable[[Any], None]:
+    """An ``sys.unraisablehook`` that drops exactly one known OpenDP nuisance: a finalizer (``Metric.__del__``,
+    ``Domain.__del__``, ...) of an object OpenDP never finished building fails with "null pointer" while being
+    garbage-collected, and Python prints "Exception ignored in ..." with a traceback in the middle of a report.
+    Nothing is lost (the object owned no memory); every other unraisable exception goes to ``previous``."""
+
+    def hook(unraisable: Any) -> None:
+        obj, exc = getattr(unraisable, "object", None), getattr(unraisable, "exc_value", None)
+        owner = getattr(obj, "__qualname__", "") or ""
+        if (isinstance(exc, OpenDPException) and "null pointer" in str(exc).lower() and owner.endswith(".__del__")
+                and (getattr(obj, "__module__", "") or "").startswith("opendp")):
+            return
+        previous(unraisable)
+
+    hook.vetdp_opendp_filter = True  # type: ignore[attr-defined]
+    return hook
+
+
+if not getattr(sys.unraisablehook, "vetdp_opendp_filter", False):
+    sys.unraisablehook = _quiet_opendp_finalizers(sys.unraisablehook)
 
 __all__ = [
     "ADAPTERS",

@@ -17,6 +17,7 @@ Proof and the document's inconsistencies: proofs/buffling.md, section "Part I".
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -91,10 +92,14 @@ def skewed_counts(k: int, n_bit: int, skew: Fraction | float) -> list[Fraction]:
 def concentration(c: Sequence[Num]) -> float:
     """How far c is from t·(s, …, s, −1) + const: spread of c_0..c_(n−2) over their distance to c_(n−1).
 
-    0 exactly when all but the last coefficient are equal; Observation 3 says it is small.
+    0 exactly when all but the last coefficient are equal; Observation 3 says it is small. NaN (undefined) when
+    some coefficient equals the last one, e.g. at flip_prob = 1/2 where c = 0.
     """
     head, last = [float(x) for x in c[:-1]], float(c[-1])
-    return (max(head) - min(head)) / min(abs(x - last) for x in head)
+    gap = min(abs(x - last) for x in head)
+    if gap == 0:  # e.g. flip_prob = 1/2: every c is 0, the output carries no signal and the ratio is undefined
+        return math.nan
+    return (max(head) - min(head)) / gap
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,9 +155,41 @@ def snr_table(n_pub: int, flip_prob: float, counts: Sequence[Num], exact: bool |
     Bf = np.diag(Pf.T @ df) - Pf.T @ (df[:, None] * Pf)
     M = np.block([[Bf, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
     Minv = np.linalg.pinv(M)[:n, :n]
-    A = Pf[:, None, :] - Pf[None, :, :]  # A[i, j] = P[i] − P[j] = a for j → i
-    C = A @ Minv.T
-    snr_f = np.einsum("ijk,ijk->ij", C, A)
-    return SNRTable(k, p, list(counts), snr_f.tolist(), C.tolist(), False)
+    # c for j → i is Minv (P[i] − P[j]) = Q[i] − Q[j] with Q = P Minvᵀ, and SNR = cᵀa expands into four entries of
+    # G = Q Pᵀ: O(n²) memory instead of the n³ of forming every (i, j) pair (2^10 logos: 8 MB, not 17 GB).
+    Q = Pf @ Minv.T
+    G = Q @ Pf.T
+    g = np.diag(G)
+    snr_f = g[:, None] + g[None, :] - G - G.T
+    np.fill_diagonal(snr_f, 0.0)
+    return SNRTable(k, p, list(counts), snr_f.tolist(), _CoefficientRows(Q), False)
+
+
+class _CoefficientRows(Sequence):
+    """``coef[i][j]`` = Q[i] − Q[j] computed on access (the float path keeps Q, not the n³ coefficients)."""
+
+    def __init__(self, Q: np.ndarray):
+        self._Q = Q
+
+    def __len__(self) -> int:
+        return len(self._Q)
+
+    def __getitem__(self, i: int) -> _CoefficientRow:  # type: ignore[override]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return _CoefficientRow(self._Q, i)
+
+
+class _CoefficientRow(Sequence):
+    def __init__(self, Q: np.ndarray, i: int):
+        self._Q, self._i = Q, i
+
+    def __len__(self) -> int:
+        return len(self._Q)
+
+    def __getitem__(self, j: int) -> list[float]:  # type: ignore[override]
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        return (self._Q[self._i] - self._Q[j]).tolist() if self._i != j % len(self) else [0.0] * len(self)
 
 

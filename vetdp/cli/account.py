@@ -9,8 +9,8 @@ Examples::
 
 from __future__ import annotations
 
+import contextlib
 import json
-import pathlib
 import sys
 
 import click
@@ -19,37 +19,68 @@ from rich.table import Table
 
 from vetdp.accounting.composition import compare_methods
 from vetdp.accounting.curves import randomized_response_curve, rappor_curve
-from vetdp.cli import ExitCode
+from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
 
-__all__ = ["account", "plot"]
+__all__ = ["account", "plot", "compose_limit"]
+
+# The exact PLD's time and memory grow faster than linearly in the number of runs (and, for (k-)RAPPOR, in the 2k
+# bits a run changes). These limits keep one run under about a minute and 1 GB on a 2-core machine (measured:
+# binary RR 10^6 runs 12 s / 0.2 GB; categorical RR t=16 2·10^5 runs 20 s / 0.4 GB; RAPPOR 2k·n = 4·10^5 about
+# 40 s / 0.2 GB); larger sizes are refused up front instead of exhausting the machine.
+_MAX_RUNS_BINARY = 10**6
+_MAX_RUNS_CATEGORICAL = 2 * 10**5
+_MAX_BIT_RUNS_RAPPOR = 4 * 10**5
+
+
+def compose_limit(mechanism: str, categories: int, k: int) -> int:
+    """The largest ``--compose`` the exact PLD of ``mechanism`` is allowed (see the measured limits above)."""
+    if mechanism == "rr":
+        return _MAX_RUNS_BINARY if categories == 2 else _MAX_RUNS_CATEGORICAL
+    return max(_MAX_BIT_RUNS_RAPPOR // (2 * k), 0)
 
 
 def _family(mechanism: str, epsilon: float, categories: int, k: int):
     if mechanism == "rr":
         if k != 1:
-            raise ValueError(f"--k={k} applies to k-rappor only")
+            raise click.BadParameter(f"{k} applies to k-rappor only", param_hint="--k")
         return randomized_response_curve(epsilon, categories=categories)
     if categories != 2:
-        raise ValueError(f"--categories={categories} applies to rr only")
+        raise click.BadParameter(f"{categories} applies to rr only", param_hint="--categories")
     return rappor_curve(epsilon, k=k)
 
 
 @click.command()
 @click.argument("mechanism", type=click.Choice(["rr", "rappor", "k-rappor"]))
-@click.option("--epsilon", type=float, required=True, help="per-run ε of the mechanism, in (0, inf)")
-@click.option("--categories", type=int, default=2, show_default=True, help="rr: number of categories t >= 2")
-@click.option("--k", "k", type=int, default=1, show_default=True, help="k-RAPPOR: at most k set bits")
-@click.option("--compose", type=int, default=1, show_default=True, help="number of runs n >= 1")
-@click.option("--delta", type=float, default=1e-6, show_default=True, help="target δ in (0, 1)")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="also write the results as JSON")
+@click.option("--epsilon", type=Real(0, 700, lo_open=True), required=True,
+              help="per-run ε of the mechanism, in (0, 700] (e^ε must be a finite float)")
+@click.option("--categories", type=Integer(2, 10**9), default=2, show_default=True,
+              help="rr: number of categories t in [2, 10^9]")
+@click.option("--k", "k", type=Integer(1, 10**5), default=1, show_default=True,
+              help="k-RAPPOR: at most k set bits, in [1, 10^5]")
+@click.option("--compose", type=Integer(1, None), default=1, show_default=True,
+              help=f"number of runs n >= 1; the exact PLD allows n <= {_MAX_RUNS_BINARY:.0e} for binary rr, "
+                   f"{_MAX_RUNS_CATEGORICAL:.0e} for categorical rr, 2k·n <= {_MAX_BIT_RUNS_RAPPOR:.0e} for rappor")
+@click.option("--delta", type=Real(0, 1, lo_open=True, hi_open=True), default=1e-6, show_default=True,
+              help="target δ in (0, 1)")
+@output_path("--json", "json_path", help="also write the results as JSON (shape: README, 'Accounting')")
 def account(mechanism: str, epsilon: float, categories: int, k: int, compose: int, delta: float,
             json_path: str | None) -> None:
     """(ε, δ)-DP of MECHANISM run --compose times, by every method side by side; the exact one marked."""
+    limit = compose_limit(mechanism, categories, k)
+    if compose > limit:
+        raise click.BadParameter(
+            f"{compose} must be <= {limit} for {mechanism}" + (f" with --k={k}" if k > 1 else "") +
+            (f" with --categories={categories}" if categories > 2 else "") +
+            ": the exact PLD's time and memory grow faster than linearly in the runs (about a minute and 1 GB at "
+            "the limit)", param_hint="--compose")
+    family = _family(mechanism, epsilon, categories, k)
+    err = Console(stderr=True)
     try:
-        family = _family(mechanism, epsilon, categories, k)
-        rows = compare_methods(family, compose, delta)
-    except (ValueError, TypeError) as e:
-        click.echo(f"error: {e}", err=True)
+        with err.status(f"exact PLD of {compose} runs ...") if err.is_terminal else contextlib.nullcontext():
+            rows = compare_methods(family, compose, delta)
+    except (ValueError, TypeError, ArithmeticError) as e:
+        click.echo(f"error: --epsilon={epsilon!r} --compose={compose} --delta={delta!r}: "
+                   f"{type(e).__name__}: {e}", err=True)
         sys.exit(ExitCode.ERROR)
     table = Table(title=f"{family.describe()} composed {compose}×, δ = {delta:g}")
     for col in ("method", "ε", "δ", "", "note"):
@@ -59,24 +90,26 @@ def account(mechanism: str, epsilon: float, categories: int, k: int, compose: in
         alpha = f" (α={c.alpha:.4g})" if c.alpha else ""
         table.add_row(c.method, f"{c.epsilon:.10g}", f"{c.delta:g}", mark, c.note + alpha,
                       style="bold green" if c.tightest else None)
-    console = Console()
+    console = Console(stderr=json_path == "-")  # with --json -, standard output holds only the JSON
     console.print(table)
     console.print(f"zCDP ρ per run: {family.zcdp_rho():.10g}" + ("" if family.zcdp_tight else " (upper bound)")
                   + f"; KL per run: {family.kl():.10g}; pure ε per run: {family.max_divergence:.10g}")
     tightest = next(c.method for c in rows if c.tightest)
-    console.print(f"tightest: {tightest} (the exact PLD is the tightest possible ε at this δ)")
+    why = ("the exact PLD is the tightest possible ε at this δ" if tightest == "pld"
+           else "ties with or rounds below the exact PLD's certified ε")
+    console.print(f"tightest: {tightest} ({why})")
     if json_path:
         doc = {"schema_version": 1, "mechanism": mechanism, "epsilon": epsilon, "categories": categories, "k": k,
                "compose": compose, "delta": delta, "rho": family.zcdp_rho(), "rho_tight": family.zcdp_tight,
                "exact": "pld", "tightest": tightest,
                "methods": [{"method": c.method, "epsilon": c.epsilon, "delta": c.delta, "exact": c.exact,
                             "tightest": c.tightest, "alpha": c.alpha, "note": c.note} for c in rows]}
-        pathlib.Path(json_path).write_text(json.dumps(doc, indent=2))
+        write_output("--json", json_path, json.dumps(doc, indent=2))
 
 
 @click.command()
-@click.option("--out", type=click.Path(file_okay=False), default="out/figures", show_default=True,
-              help="directory for the PNG and SVG files")
+@click.option("--out", type=click.Path(file_okay=False, writable=True), default="out/figures", show_default=True,
+              help="directory for the PNG and SVG files (created if missing)")
 def plot(out: str) -> None:
     """Regenerate the seed post's three figures (RDP/zCDP bounds, composition, MAE) as PNG and SVG."""
     from vetdp.accounting.plots import write_figures

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import shlex
 import sys
@@ -12,6 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from vetdp.cli import Integer, Real
 from vetdp.cli.check import report_options, run_and_report
 from vetdp.cli.verify import load_callable, load_opendp
 from vetdp.engine.results import CheckResult, Status
@@ -50,12 +52,28 @@ def _build(mechanism: str, impl: str | None, params: dict) -> tuple[Any, Any, st
         ctor = load_opendp(spec.name)[0]
     else:
         ctor = load_callable(impl)
+    defaults = _defaults(spec.load_constructor())
+    params = dict(params)
+    while True:
+        try:
+            return spec.build(ctor, params), spec, f"{mechanism}" + (f" ({impl})" if impl else "")
+        except KeyError as e:
+            key = e.args[0] if e.args else None
+            if key in defaults and key not in params:  # the constructor has a default: use it, as a caller would
+                params[key] = defaults[key]
+                continue
+            raise click.BadParameter(f"lacks {key!r} for {mechanism}", param_hint="--params") from None
+        except (ValueError, TypeError) as e:
+            raise click.BadParameter(f"rejected by the constructor: {e}", param_hint="--params") from None
+
+
+def _defaults(ctor: Any) -> dict[str, Any]:
+    """The keyword defaults of our constructor (so --params may leave out what a caller may leave out)."""
     try:
-        return spec.build(ctor, params), spec, f"{mechanism}" + (f" ({impl})" if impl else "")
-    except KeyError as e:
-        raise click.BadParameter(f"--params lacks {e.args[0]!r} for {mechanism}") from None
-    except (ValueError, TypeError) as e:
-        raise click.BadParameter(f"--params rejected by the constructor: {e}") from None
+        return {name: p.default for name, p in inspect.signature(ctor).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    except (TypeError, ValueError):
+        return {}
 
 
 @click.command()
@@ -69,10 +87,11 @@ def _build(mechanism: str, impl: str | None, params: dict) -> tuple[Any, Any, st
 @click.option("--x-prime", "xp_text", help="JSON neighbouring input x'.")
 @click.option("--inputs", "inputs_text", help="JSON list of candidate inputs: the pair is searched (on the "
               "selection split). Default with --mechanism: the spec's inputs.")
-@click.option("--epsilon", type=float, help="Claimed ε (default with a Measurement: its map(1)).")
+@click.option("--epsilon", type=Real(0, None), help="Claimed ε in [0, inf) (default with a Measurement: its map(1)).")
 @click.option("--delta", type=click.FloatRange(0, 1, max_open=True), default=0.0, show_default=True,
               help="Claimed δ (for an (ε, δ) claim).")
-@click.option("--samples", type=click.IntRange(4), default=100_000, show_default=True,
+@click.option("--samples", type=Integer(4, 5 * 10**7, why="the samples of each input are held in memory"),
+              default=100_000, show_default=True,
               help="Samples per input: 1/4 rank events, 1/4 choose one, 1/2 bound it.")
 @click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="The bound holds with confidence 1 - beta.")
@@ -102,7 +121,13 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
     else:
         if impl_ref or params_text:
             raise click.UsageError("--impl and --params go with --mechanism, not --sampler")
-        target, label = load_callable(sampler_ref), sampler_ref
+        try:
+            target = load_callable(sampler_ref)
+        except click.BadParameter as e:  # load_callable speaks of --impl; here the option is --sampler
+            raise click.BadParameter(e.message.replace("--impl=", "--sampler=")
+                                     .replace("MODULE:ATTR or path", "MODULE:ATTR or path"),
+                                     param_hint="--sampler") from None
+        label = sampler_ref
     try:
         as_sampler(target)
     except TypeError as e:
@@ -110,10 +135,16 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
     if inputs_text is not None:
         inputs = _json_arg("--inputs", inputs_text)
         if not isinstance(inputs, list) or len(inputs) < 2:
-            raise click.BadParameter("--inputs must be a JSON list of at least two inputs")
+            raise click.BadParameter("must be a JSON list of at least two inputs", param_hint="--inputs")
         inputs = [_input(v) for v in inputs]
+        if len({repr(v) for v in inputs}) < 2:
+            raise click.BadParameter("holds one distinct input only: an audit needs two different inputs",
+                                     param_hint="--inputs")
     elif x_text is not None and xp_text is not None:
         inputs = [_input(_json_arg("--x", x_text)), _input(_json_arg("--x-prime", xp_text))]
+        if inputs[0] == inputs[1]:
+            raise click.UsageError(f"--x={x_text!r} and --x-prime={xp_text!r} are the same input: the loss between "
+                                   "an input and itself is 0, so the audit could never find anything")
     elif spec is not None and x_text is None and xp_text is None:
         inputs = list(spec.inputs(params))
     else:
@@ -162,5 +193,5 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
             repro=repro if r.violation else None, message=r.describe(), seconds=time.perf_counter() - t0)
     code = run_and_report([(label, lambda: [result])], command=command,
                           title=f"vetdp audit (confidence {1 - beta:g}, β={beta:g})", json_path=json_path,
-                          junit_path=junit_path, markdown_path=markdown_path)
+                          junit_path=junit_path, markdown_path=markdown_path, true_label="epsilon lower bound")
     sys.exit(int(code))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 import time
 import tomllib
@@ -11,37 +10,39 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from vetdp.cli import ExitCode
+from vetdp.cli import ExitCode, output_path, write_output
 from vetdp.engine import report
-from vetdp.engine.registry import CheckOptions, load_providers
+from vetdp.engine.registry import CheckOptions, glob_matches, load_providers
 from vetdp.engine.results import CheckResult, Status
 
 __all__ = ["check", "run_and_report", "report_options"]
 
 
 def report_options(f: Callable) -> Callable:
-    """The shared --json/--junit/--markdown options."""
-    f = click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, writable=True),
-                     help="Write a Markdown report to this file.")(f)
-    f = click.option("--junit", "junit_path", type=click.Path(dir_okay=False, writable=True),
-                     help="Write a JUnit XML report to this file.")(f)
-    f = click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True),
-                     help="Write a JSON report (schema_version 1) to this file.")(f)
+    """The shared --json/--junit/--markdown options (their folders are created before any work is done)."""
+    f = output_path("--markdown", "markdown_path", help="Write a Markdown report to this file.")(f)
+    f = output_path("--junit", "junit_path", help="Write a JUnit XML report to this file.")(f)
+    f = output_path("--json", "json_path", help="Write a JSON report (schema_version 1) to this file.")(f)
     return f
 
 
 def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult]]]], *, command: str, title: str,
                    json_path: str | None, junit_path: str | None, markdown_path: str | None,
-                   advisory: list[str] = ()) -> int:
+                   advisory: list[str] = (), nothing_selected: str = "no check ran", true_label: str = "true") -> int:
     """Run every stage with a progress bar, print the table and failures, write reports; the exit code.
 
     ``advisory``: globs over ``spec::check`` whose failures are reported but do not fail the gate.
+    ``true_label`` names the ``true`` column (an audit's is a confidence lower bound, not a true value).
+    A run that produced no result at all checked nothing: it prints ``nothing_selected`` and exits 2, never 0.
     """
     out, err = Console(), Console(stderr=True)
+    if "-" in (json_path, junit_path, markdown_path):  # a report on standard output: the table goes to stderr
+        out = Console(stderr=True)
     if not out.is_terminal:  # a log or a CI page: wide rows rather than folded ones
-        out = Console(width=200)
+        out = Console(width=200, stderr=out.stderr)
     results: list[CheckResult] = []
     stages = list(stages)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
@@ -49,27 +50,30 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
                   disable=not err.is_terminal) as progress:
         task = progress.add_task("checking", total=len(stages))
         for label, stage in stages:
-            progress.update(task, description=f"checking {label}")
+            progress.update(task, description=escape(f"checking {label}"))
             t0 = time.perf_counter()
             try:
                 for r in stage():
                     results.append(r)
-                    progress.update(task, description=f"{label}: {r.check}")
+                    progress.update(task, description=escape(f"{label}: {r.check}"))
             except Exception as e:  # noqa: BLE001 - report the engine failure, exit 2
                 results.append(CheckResult(label, "engine", Status.ERROR, message=f"{type(e).__name__}: {e}",
                                            seconds=time.perf_counter() - t0))
             progress.advance(task)
-    report.render_table(results, out, title=title)
-    report.render_failures(results, out)
+    if not results:
+        click.echo(f"error: {nothing_selected}", err=True)
+        return ExitCode.ERROR
+    report.render_table(results, out, title=title, true_label=true_label)
+    report.render_failures(results, out, true_label=true_label)
     if json_path:
-        Path(json_path).write_text(report.to_json(results, command))
+        write_output("--json", json_path, report.to_json(results, command, true_label=true_label))
     if junit_path:
-        Path(junit_path).write_text(report.to_junit(results, title))
+        write_output("--junit", junit_path, report.to_junit(results, title, true_label=true_label))
     if markdown_path:
-        Path(markdown_path).write_text(report.to_markdown(results, title))
+        write_output("--markdown", markdown_path, report.to_markdown(results, title, true_label=true_label))
 
     def blocking(r: CheckResult) -> bool:
-        return not any(fnmatch.fnmatch(f"{r.spec}::{r.check}", pat) for pat in advisory)
+        return not any(glob_matches(pat, f"{r.spec}::{r.check}") for pat in advisory)
 
     if any(r.status is Status.ERROR for r in results):
         return ExitCode.ERROR
@@ -78,20 +82,48 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     return ExitCode.OK
 
 
-def _gate_config(path: str | None) -> dict:
-    candidate = Path(path) if path else Path("ci/gate.toml")
-    if not candidate.exists():
-        if path:
-            raise click.UsageError(f"--config={path!r}: no such file")
+GATE_KEYS = ("advisory", "deep_only")
+
+
+def _gate_config(path: str | None) -> dict[str, list[str]]:
+    """The ``[gate]`` table of ``--config`` (default ``ci/gate.toml`` when present), validated: any other section,
+    an unknown key or a value that is not a list of non-empty glob strings is a usage error naming it (exit 2)."""
+    candidate = Path(path) if path is not None else Path("ci/gate.toml")
+    if not candidate.is_file():
+        if path is not None:
+            raise click.BadParameter(f"--config={path!r}: no such file", param_hint="--config")
         return {}
+    where = f"--config={str(candidate)!r}"
     try:
-        return tomllib.loads(candidate.read_text()).get("gate", {})
-    except tomllib.TOMLDecodeError as e:
-        raise click.UsageError(f"--config={str(candidate)!r} is not valid TOML: {e}") from e
+        doc = tomllib.loads(candidate.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise click.UsageError(f"{where} is not valid TOML: {e}") from None
+    unknown = [k for k in doc if k != "gate"]
+    if unknown:
+        raise click.UsageError(f"{where}: section or key {unknown[0]!r} is unknown; the only section is [gate]")
+    gate = doc.get("gate", {})
+    if not isinstance(gate, dict):
+        raise click.UsageError(f"{where}: gate must be a table [gate], got {type(gate).__name__}")
+    for key, value in gate.items():
+        if key not in GATE_KEYS:
+            raise click.UsageError(f"{where}: [gate] key {key!r} is unknown; known keys: {list(GATE_KEYS)}")
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise click.UsageError(f"{where}: [gate] {key}={value!r} must be a list of non-empty glob strings, "
+                                   f"e.g. {key} = [\"randomized_response::privacy.tight\"]")
+    return gate
+
+
+def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter(f"-k={value!r} must be a non-empty name or glob, e.g. -k randomized_response",
+                                 ctx=ctx, param=param)
+    return value
 
 
 @click.command()
-@click.option("-k", "pattern", help="Run only checks whose 'spec::check' name contains PATTERN (or matches the glob).")
+@click.option("-k", "pattern", callback=_pattern,
+              help="Run only checks whose 'spec::check' name contains PATTERN (or matches the glob); selecting "
+                   "nothing is an error (exit 2).")
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--seed", default=0, show_default=True, help="Seed for the reproducible parts of the run.")
 @click.option("--config", "config_path", help="Gate configuration (default: ci/gate.toml when present).")
@@ -106,7 +138,12 @@ def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, j
     providers = [("specs", check_specs)] + load_providers()
     stages = [(name.split(":")[0].rsplit(".", 1)[-1] if ":" in name else name,
                (lambda p=provider: p(options))) for name, provider in providers]
+    if pattern:
+        empty = (f"-k {pattern!r} selects no check (names look like 'randomized_response::privacy.sound' or "
+                 f"'randomized_response::precondition[prob_nan]', as printed by vetdp check)")
+    else:
+        empty = "no check ran: no spec, proof or provider was found (is vetdp installed with its specs?)"
     code = run_and_report(stages, command="vetdp " + " ".join(sys.argv[1:]), title="vetdp check",
                           json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
-                          advisory=list(gate.get("advisory", [])))
+                          advisory=list(gate.get("advisory", [])), nothing_selected=empty)
     sys.exit(int(code))

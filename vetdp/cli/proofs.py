@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vetdp.cli import ExitCode
@@ -23,14 +24,27 @@ _STYLE = {"up to date": "green", "outdated": "yellow", "failing": "red", "invali
 
 @click.group()
 @click.option("--proofs-dir", type=click.Path(file_okay=False), default=None,
-              help="Directory of the proof documents (default: proofs/ of this source tree).")
+              help="Directory of the proof documents (default: [tool.vetdp] proofs of the nearest pyproject.toml, "
+                   "else proofs/ of this source tree).")
 @click.option("--impl-dir", type=click.Path(file_okay=False), default=None,
               help="Read the vetdp.impl sources from this directory instead of the installed package.")
 @click.pass_context
 def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None) -> None:
-    """Pinned proof documents: status, diff, bless, render."""
-    ctx.obj = Pinning(Path(proofs_dir) if proofs_dir else None,
-                      {"vetdp.impl": Path(impl_dir)} if impl_dir else None)
+    """Pinned proof documents: status, diff, bless, render.
+
+    A proofs directory that is missing, empty, or holds no proof of a spec'd module is an error (exit 2).
+    """
+    from vetdp.obligations.provider import spec_modules
+
+    if impl_dir is not None and not Path(impl_dir).is_dir():
+        raise click.BadParameter(f"--impl-dir={impl_dir!r} is not a directory", param_hint="--impl-dir")
+    try:
+        pin = Pinning(Path(proofs_dir) if proofs_dir else None, {"vetdp.impl": Path(impl_dir)} if impl_dir else None)
+        if ctx.invoked_subcommand != "findings":
+            pin.require_proofs(spec_modules(), label="--proofs-dir" if proofs_dir else None)
+    except ProofError as e:
+        raise click.UsageError(str(e)) from None
+    ctx.obj = pin
 
 
 @proofs.command()
@@ -40,10 +54,16 @@ def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None) -> 
 def status(pin: Pinning, names: tuple[str, ...], deep: bool) -> None:
     """A table of every proof: up to date / outdated / an obligation failing."""
     console = Console()
+    if not console.is_terminal:  # a log or a CI page: wide rows rather than truncated names
+        console = Console(width=200)
     table = Table(title="vetdp proofs")
     for col in ("proof", "state", "vetted", "obligations", "lemmas", "detail"):
         table.add_column(col)
     worst = ExitCode.OK
+    for stem in names:
+        if stem not in pin.stems():
+            raise click.BadParameter(f"NAME={stem!r} must be one of the proofs {pin.stems()} in {pin.proofs_dir}",
+                                     param_hint="NAME")
     for stem in names or pin.stems():
         st = pin.status(stem, deep)
         if st.state == "invalid":
@@ -57,7 +77,8 @@ def status(pin: Pinning, names: tuple[str, ...], deep: bool) -> None:
         except ProofError:
             n_obl = n_lem = vetted = "-"
         detail = ("" if st.ok else st.message) + (f"; failing: {', '.join(st.failing)}" if st.failing else "")
-        table.add_row(stem, f"[{_STYLE[st.state]}]{st.state}[/]", vetted, n_obl, n_lem, detail)
+        table.add_row(escape(stem), f"[{_STYLE[st.state]}]{st.state}[/]", escape(vetted), n_obl, n_lem,
+                      escape(detail))
     console.print(table)
     sys.exit(int(worst))
 
@@ -124,5 +145,5 @@ def findings() -> None:
         text = f"{w.get('inputs_repr')}: {w.get('message')}" if w else (r.reason or "")
         if r.status == "refuted" and not r.confirmed:
             text = f"z3 model {r.counterexample}; not confirmed on floats"
-        table.add_row(r.id, r.status, f"{r.seconds:.2f}", text)
+        table.add_row(escape(r.id), r.status, f"{r.seconds:.2f}", escape(str(text)))
     Console().print(table)

@@ -87,8 +87,15 @@ def atom_domain(T: type) -> AtomDomain:
     return AtomDomain(T)
 
 
+def _is_numpy_bool(b: Any) -> bool:
+    """Whether ``b`` is a NumPy bool scalar (``np.True_``/``np.False_``), without importing NumPy here."""
+    t = type(b)
+    return t.__module__ == "numpy" and t.__name__ in ("bool_", "bool")
+
+
 def as_bit_tuple(name: str, x: Any) -> tuple[bool, ...]:
-    """``x`` (a 1-D sequence of 0/1 or bools, or a NumPy array of them) as a tuple of bools."""
+    """``x`` (a 1-D sequence of 0/1 or bools, or a NumPy array of them: bool or integer dtype, NumPy bool and
+    integer scalars are bits too) as a tuple of bools; DomainError naming the first element that is not a bit."""
     if isinstance(x, (str, bytes)):
         raise DomainTypeError(f"{name}={x!r} must be a sequence of 0/1 bits, not {type(x).__name__}")
     shape = getattr(x, "shape", None)
@@ -100,7 +107,7 @@ def as_bit_tuple(name: str, x: Any) -> tuple[bool, ...]:
         raise DomainTypeError(f"{name}={x!r} must be a sequence of 0/1 bits, not {type(x).__name__}") from None
     out = []
     for i, b in enumerate(items):
-        if isinstance(b, numbers.Integral) and int(b) in (0, 1):
+        if (isinstance(b, numbers.Integral) and int(b) in (0, 1)) or _is_numpy_bool(b):
             out.append(bool(b))
         else:
             raise DomainError(f"{name}[{i}]={b!r} must be a bit: 0, 1, False or True")

@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import importlib
+import re
 from collections.abc import Callable, Iterable
 
 from vetdp.engine.results import CheckResult
 
-__all__ = ["CheckOptions", "Provider", "PROVIDERS", "load_providers"]
+__all__ = ["CheckOptions", "Provider", "PROVIDERS", "load_providers", "pattern_matches",
+           "glob_matches"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,11 +31,26 @@ class CheckOptions:
 
     def selected(self, name: str) -> bool:
         """Whether the check called ``name`` (e.g. ``randomized_response::privacy``) is selected."""
-        if not self.deep and any(fnmatch.fnmatch(name, pat) for pat in self.deep_only):
+        if not self.deep and any(glob_matches(pat, name) for pat in self.deep_only):
             return False
         if not self.pattern:
             return True
-        return self.pattern in name or fnmatch.fnmatch(name, self.pattern)
+        return pattern_matches(self.pattern, name)
+
+
+def pattern_matches(pattern: str, name: str) -> bool:
+    """Whether ``-k pattern`` selects ``name``: as a literal substring first, then as a glob, then as a glob whose
+    ``[``/``]`` are literal (so ``*precondition[prob_nan]`` selects the row it names rather than a character class)."""
+    return pattern in name or glob_matches(pattern, name)
+
+
+def glob_matches(pattern: str, name: str) -> bool:
+    """Whether the glob ``pattern`` matches all of ``name``, its ``[``/``]`` taken as character classes or, failing
+    that, literally (``*precondition[prob_nan]`` matches ``rr::precondition[prob_nan]``)."""
+    if fnmatch.fnmatchcase(name, pattern):
+        return True
+    literal_brackets = re.sub(r"([\[\]])", r"[\1]", pattern)
+    return literal_brackets != pattern and fnmatch.fnmatchcase(name, literal_brackets)
 
 
 Provider = Callable[[CheckOptions], Iterable[CheckResult]]

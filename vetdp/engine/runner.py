@@ -21,7 +21,6 @@ failing clause is shrunk to a minimal parameter set and reported with a reproduc
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import random
@@ -47,6 +46,7 @@ from vetdp.engine.clauses import (
     show,
 )
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, freeze, output_distribution
+from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.engine.timeout import DeadlineExceeded, deadline
@@ -77,8 +77,9 @@ class RunConfig:
     # verify only: a constructor found to draw randomness outside vetdp's primitives is then
     # checked as opaque code instead of failing randomness.through_primitives
     fallback_opaque: bool = False
-    audit_samples: int = 2_000  # per audited input (x10 with deep)
-    audit_beta: float = 1e-3  # false-alarm budget of the whole run's audits, split over parameter sets
+    # per audited input (x10 with deep): at 10_000 a keep-probability off by 0.03 is flagged (see vetdp.audit.opaque)
+    audit_samples: int = 10_000
+    audit_beta: float = 1e-4  # false-alarm budget of the whole run's audits, split over parameter sets
     # reproduce(spec name, clause, params, finding or None) -> extra reproduction text (e.g. a
     # snippet that uses the vetted library alone), appended to the vetdp command
     reproduce: Callable[[str, str, dict, Any], str] | None = None
@@ -163,15 +164,6 @@ def _construct(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConf
     return GuardedMeasurement(raw), Finding(True)
 
 
-@contextlib.contextmanager
-def _watch_foreign():
-    try:
-        from vetdp.engine.foreign import watch_foreign_randomness
-    except ImportError:  # TEMPORARY until vetdp.engine.foreign lands
-        yield type("NoWatch", (), {"sources": []})()
-        return
-    with watch_foreign_randomness() as use:
-        yield use
 
 
 class _Clauses:
@@ -234,7 +226,7 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
     budget_hit: list[str] = []
 
     def enumerate_all() -> dict[str, Finding]:
-        with _watch_foreign() as use:
+        with watch_foreign_randomness(m.inner) as use:
             try:
                 for x in inputs:
                     c.current = x
@@ -270,11 +262,11 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
                   lambda: {"randomness.through_primitives": deterministic_given_choices(m, inputs, cfg.budget)})
             det = c.out.pop("randomness.through_primitives", det)
         if not det.ok and cfg.fallback_opaque:
-            c.out["randomness.through_primitives"] = Finding(
-                True, f"{det.message}; checked as opaque code instead (map against the exact law, samples audited)",
-                skipped=True)
             c.run(("privacy.sound", "privacy.tight", "audit.distribution"),
                   lambda: _opaque(spec, m, params, inputs, cfg, audit_beta))
+            c.out["randomness.through_primitives"] = Finding(
+                True, f"{det.message}; checked as opaque code instead (map against the exact law, samples audited)",
+                skipped=True, witness=det.witness)
             return c.out
         c.out["randomness.through_primitives"] = det
         if det.ok:
@@ -459,7 +451,7 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
         if not failing:
             continue
         example = failing[0]
-        if only_params is None and not stopped:
+        if only_params is None and not stopped and clause != "audit.distribution":  # audits are too costly
             try:  # shrink to a minimal failing parameter set
                 example = find(spec.params(cfg.deep), lambda p, c=clause: c in run(p) and not run(p)[c].ok,
                                settings=settings(max_examples=max(cfg.examples, 40), derandomize=False, **_SEARCH),
@@ -489,9 +481,14 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                                                    if c == clause)
             else:
                 status, msg = Status.PASS, f"{len(applicable)} of {n} parameter sets checked"
-                notes = sorted({f.message for f in applicable if "detectable" in f.message or "refused" in f.message})
-                if notes:
-                    msg += f"; {notes[0]}"
+                seen = [f.witness["detectable_deviation"] for f in applicable
+                        if f.witness and isinstance(f.witness.get("detectable_deviation"), float)]
+                if seen:
+                    msg += (f"; the audit detects a deviation of about {max(seen):.3g} or more in any output "
+                            "probability (raise it with --samples)")
+                refusals = sorted({f.message for f in applicable if "refused" in f.message})
+                if refusals:
+                    msg += f"; {refusals[0]}"
             yield CheckResult(spec.name, clause, status, subject=f"{n} parameter sets",
                               claimed=worst.claimed if worst else None, true=worst.true if worst else None,
                               slack=worst.slack if worst else None, message=msg,

@@ -4,20 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vetdp.engine.estimators import check_estimator_spec
+from vetdp.engine.estimators import ESTIMATOR_CLAUSES, check_estimator_spec
 from vetdp.engine.registry import CheckOptions
 from vetdp.engine.results import CheckResult, Status
-from vetdp.engine.runner import RunConfig, check_measurement_spec
+from vetdp.engine.runner import MEASUREMENT_CLAUSES, RunConfig, check_measurement_spec
 from vetdp.engine.spec import EstimatorSpec, MeasurementSpec, discover_specs
 
-__all__ = ["check_specs"]
+__all__ = ["check_specs", "spec_check_names"]
+
+
+def spec_check_names(spec: MeasurementSpec | EstimatorSpec) -> list[str]:
+    """Every ``spec::check`` name a run of ``spec`` can report: its clauses and one ``precondition[<id>]`` per bad
+    parameter row. Used to decide, before running anything, whether ``-k`` selects any check of the spec."""
+    if isinstance(spec, MeasurementSpec):
+        clauses, ids = MEASUREMENT_CLAUSES, [case.id for case in spec.bad]
+    else:
+        clauses, ids = ESTIMATOR_CLAUSES, [case[0] for case in spec.bad]
+    return [f"{spec.name}::{c}" for c in (*clauses, *(f"precondition[{i}]" for i in ids))]
 
 
 def check_specs(options: CheckOptions) -> Iterator[CheckResult]:
+    """Yield the selected results of every spec whose names ``options`` selects; an engine failure is an ERROR
+    result, never an exception."""
     cfg = RunConfig(deep=options.deep, seed=options.seed)
     for spec in discover_specs():
-        if not options.selected(spec.name) and not any(options.selected(f"{spec.name}::{c}") for c in (
-                "precondition", "privacy.sound", "privacy.tight", "estimator.unbiased")):
+        if not any(options.selected(name) for name in spec_check_names(spec)):
             continue
         try:
             if isinstance(spec, MeasurementSpec):

@@ -43,7 +43,18 @@ class ProofError(ValueError):
 
 
 def default_proofs_dir() -> Path:
-    """``proofs/`` of the source tree this package was installed from (editable install)."""
+    """Where the proofs are when nobody says: ``[tool.vetdp] proofs`` of the nearest ``pyproject.toml`` upward from
+    the working directory (so an installed vetdp run at a project root finds that project's proofs), else
+    ``proofs/`` of the source tree this package was installed from (an editable install). The directory may not
+    exist: :meth:`Pinning.require_proofs` says so. Raises :class:`ProofError` for a malformed ``[tool.vetdp]``."""
+    from vetdp.project import ProjectError, find_project
+
+    try:
+        project = find_project()
+    except ProjectError as e:
+        raise ProofError(str(e)) from None
+    if project is not None and project.proofs_dir is not None:
+        return project.proofs_dir
     return Path(__file__).resolve().parents[2] / "proofs"
 
 
@@ -125,6 +136,22 @@ class Pinning:
         self.package_dirs = {k: Path(v) for k, v in (package_dirs or {}).items()}
 
     # ------------------------------------------------------------------ documents
+    def require_proofs(self, spec_modules: list[str] | None = None, label: str | None = None) -> list[str]:
+        """The proof stems, after checking that there is something to check: raises :class:`ProofError` when the
+        directory is missing, holds no proof document, or (given the spec'd module stems) holds no proof of any
+        of them, naming the directory and how it was chosen (or ``label``, e.g. the option that chose it)."""
+        where = f"{label}={str(self.proofs_dir)!r}" if label else (
+            f"proofs directory {str(self.proofs_dir)!r} (set it with --proofs-dir, VETDP_PROOFS_DIR or "
+            f"[tool.vetdp] proofs = \"...\" in pyproject.toml)")
+        if not self.proofs_dir.is_dir():
+            raise ProofError(f"{where} does not exist")
+        stems = self.stems()
+        if not stems:
+            raise ProofError(f"{where} holds no proof document (*.md)")
+        if spec_modules and not set(stems) & set(spec_modules):
+            raise ProofError(f"{where} holds no proof of a spec'd module {sorted(spec_modules)}; it holds {stems}")
+        return stems
+
     def stems(self) -> list[str]:
         return sorted(p.stem for p in self.proofs_dir.glob("*.md"))
 

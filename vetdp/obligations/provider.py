@@ -1,13 +1,16 @@
 """The proofs provider of ``vetdp check``: pinned proofs, their obligations and lemmas.
 
-For each ``proofs/<stem>.md`` it yields ``proof.up_to_date`` (FAIL when the pinned source
-changed or the document is invalid), then ``obligation.<id>`` (PASS proved, FAIL refuted,
-UNDECIDED unknown) and ``lemma.<id>`` (PASS proved/checked, FAIL refuted) for every id the
-proof relies on.
+It first requires a proofs directory that exists and holds a proof of a spec'd module (else one ERROR result
+``proofs::proofs.found``: a gate that found no proofs must not pass), and yields ``<stem>::proof.exists`` FAIL for
+every module under ``vetdp.specs`` that has no proof document. For each ``proofs/<stem>.md`` it yields
+``proof.up_to_date`` (FAIL when the pinned source changed or the document is invalid), then ``obligation.<id>``
+(PASS proved, FAIL refuted, UNDECIDED unknown) and ``lemma.<id>`` (PASS proved/checked, FAIL refuted) for every id
+the proof relies on.
 """
 
 from __future__ import annotations
 
+import pkgutil
 import time
 from collections.abc import Iterator
 
@@ -22,10 +25,28 @@ __all__ = ["check_proofs"]
 _OBLIGATION_STATUS = {"proved": Status.PASS, "refuted": Status.FAIL, "unknown": Status.UNDECIDED}
 
 
+def spec_modules() -> list[str]:
+    """The stems of the modules under :mod:`vetdp.specs` (each one is a spec'd module that needs a proof)."""
+    import vetdp.specs as package
+
+    return sorted(info.name for info in pkgutil.iter_modules(package.__path__) if not info.name.startswith("_"))
+
+
 def check_proofs(options: CheckOptions, pinning: Pinning | None = None) -> Iterator[CheckResult]:
     """Yield one result per proof freshness, obligation and lemma (see module docstring); never raises."""
-    pin = pinning or Pinning()
-    for stem in pin.stems():
+    try:
+        pin = pinning or Pinning()
+        modules = spec_modules()
+        stems = pin.require_proofs(modules)
+    except ProofError as e:
+        if options.selected("proofs::proofs.found"):
+            yield CheckResult("proofs", "proofs.found", Status.ERROR, message=str(e))
+        return
+    for stem in modules:
+        if stem not in stems and options.selected(f"{stem}::proof.exists"):
+            yield CheckResult(stem, "proof.exists", Status.FAIL, subject=str(pin.proofs_dir),
+                              message=f"spec'd module {stem!r} has no proof {stem}.md in {pin.proofs_dir}")
+    for stem in stems:
         t0 = time.perf_counter()
         try:
             doc = pin.doc(stem)

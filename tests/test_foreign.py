@@ -1,0 +1,332 @@
+"""Foreign randomness: the watcher sees every usual source decisively; the opaque audit states what it can see.
+
+Statistical tests here audit at a stated β (false-alarm probability per audit) and seed the
+foreign variants' generators (patched inside the test only), so they are deterministic.
+"""
+
+import math
+import os
+import random
+import secrets
+import sys
+from fractions import Fraction
+from os import urandom as urandom_alias  # imported before any watch: must still be seen
+from random import random as random_alias
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tests.mutants import foreign_variants as fv
+from vetdp.audit.opaque import audited_inputs, detectable_deviation, distribution_audit, opaque_findings
+from vetdp.cli import main
+from vetdp.core.measurement import bitvector_domain, discrete_distance
+from vetdp.engine.enumerate import freeze, output_distribution
+from vetdp.engine.foreign import check_determinism, reachable_generators, watch_foreign_randomness
+from vetdp.engine.runner import RunConfig
+from vetdp.engine.spec import at_least, find_spec
+from vetdp.impl.randomized_response import make_randomized_response
+from vetdp.impl.randomized_response_bitvec import make_randomized_response_bitvec
+from vetdp.sampling.primitives import random_bytes, sample_bernoulli_float, sample_uniform_int_below
+from vetdp.sampling.sources import BranchingSource, RecordingSource, SeededSource, SystemSource, use_source
+
+P_MAX = math.nextafter(1.0, 0.0)
+RUN_BETA = 1e-4  # the per-run false-alarm budget the default sample size is chosen for
+PARAMETER_SETS = 30  # ... split over about this many parameter sets
+BETA = RUN_BETA / PARAMETER_SETS
+PROPOSED_SAMPLES = 10_000  # the default audit_samples proposed for RunConfig
+
+USER_RANDOM = random.Random(7)
+USER_SYSTEM_RANDOM = random.SystemRandom()
+OLD_GENERATOR = np.random.default_rng(11)
+
+
+# ------------------------------------------------------------------ the watcher sees each source
+
+SOURCES = {
+    "random.random": (lambda: random.random(), "random.random"),
+    "alias from random import random": (lambda: random_alias(), "random.random"),
+    "random.randint": (lambda: random.randint(1, 6), "random.Random.randint"),
+    "random.shuffle": (lambda: random.shuffle([1, 2, 3]), "random.Random.shuffle"),
+    "user Random() instance": (lambda: USER_RANDOM.random(), "random.Random.random"),
+    "Random() made in the block": (lambda: random.Random(), "random.Random"),
+    "SystemRandom instance": (lambda: USER_SYSTEM_RANDOM.random(), "os.urandom via random.SystemRandom.random"),
+    "os.urandom": (lambda: os.urandom(4), "os.urandom"),
+    "alias from os import urandom": (lambda: urandom_alias(4), "os.urandom"),
+    "secrets.token_bytes": (lambda: secrets.token_bytes(4), "os.urandom via secrets.token_bytes"),
+    "secrets.randbelow": (lambda: secrets.randbelow(10), "os.urandom via secrets.randbelow"),
+    "secrets.choice": (lambda: secrets.choice("abc"), "os.urandom via random.SystemRandom.choice"),
+    "np.random.random (legacy)": (lambda: np.random.random(), "legacy global RandomState"),
+    "np.random.standard_normal (legacy)": (lambda: np.random.standard_normal(), "legacy global RandomState"),
+    "np.random.RandomState(1)": (lambda: np.random.RandomState(1).rand(), "BitGenerator construction"),
+    "default_rng() unseeded": (lambda: np.random.default_rng().random(), "os.urandom"),
+    "default_rng(3) seeded": (lambda: np.random.default_rng(3).random(), "BitGenerator construction"),
+    "PCG64(5)": (lambda: np.random.PCG64(5), "BitGenerator construction"),
+    "SeedSequence() unseeded": (lambda: np.random.SeedSequence(), "os.urandom"),
+    "a Generator made before the block": (lambda: OLD_GENERATOR.random(), "state changed"),
+    "its bit generator's random_raw": (lambda: OLD_GENERATOR.bit_generator.random_raw(), "state changed"),
+}
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_watcher_sees_source(name):
+    call, label = SOURCES[name]
+    with watch_foreign_randomness() as use:
+        call()
+    assert use.used and any(label in s for s in use.sources), use.sources
+
+
+def test_watcher_sees_a_generator_reachable_from_roots_without_the_heap_scan():
+    m = fv.rr_numpy([0, 1], 0.5)
+    assert len(reachable_generators([m])) == 1
+    with watch_foreign_randomness(scan_heap=False) as blind:
+        m(0)
+    with watch_foreign_randomness(m, scan_heap=False) as use:
+        m(0)
+    assert not blind.used  # documented: neither reachable nor scanned
+    assert use.sources == ["numpy.random.Generator (state changed: a draw)"]
+
+
+def test_watcher_lists_sources_in_first_seen_order_once_each():
+    with watch_foreign_randomness() as use:
+        os.urandom(1)
+        random.random()
+        os.urandom(1)
+    assert use.sources == ["os.urandom", "random.random (module-level random)"]
+
+
+def vetdp_primitives_only():
+    return sample_bernoulli_float(0.3), sample_uniform_int_below(5), random_bytes(3)
+
+
+@pytest.mark.parametrize("source", [None, SeededSource(1), RecordingSource(SystemSource())],
+                         ids=["system", "seeded", "recording-system"])
+def test_watcher_sees_nothing_for_vetdp_primitives(source):
+    with watch_foreign_randomness() as use:
+        if source is None:
+            vetdp_primitives_only()  # the default SystemSource reads os.urandom: vetdp's own, not foreign
+        else:
+            with use_source(source):
+                vetdp_primitives_only()
+    assert not use.used, use.sources
+
+
+def test_watcher_sees_nothing_while_enumerating_our_rr_and_rappor():
+    rr = make_randomized_response(["a", "b", "c"], 0.5)
+    bv = make_randomized_response_bitvec(bitvector_domain(max_weight=1, length=3), discrete_distance(), 0.5)
+    with watch_foreign_randomness(rr, bv) as use:
+        output_distribution(rr, "a")
+        output_distribution(bv, (True, False, False))
+    assert not use.used
+
+
+def test_system_source_called_around_the_current_source_counts():
+    with watch_foreign_randomness() as use, use_source(BranchingSource()):
+        SystemSource().random_bytes(4)  # bypasses the engine's source: foreign
+    assert use.sources == ["os.urandom"]
+
+
+def test_watcher_restores_and_feeds_a_previous_profiler():
+    events: list[str] = []
+
+    def previous(frame, event, arg):
+        events.append(event)
+
+    sys.setprofile(previous)
+    try:
+        with watch_foreign_randomness() as use:
+            assert sys.getprofile() is not previous
+            os.urandom(1)
+        assert sys.getprofile() is previous
+    finally:
+        sys.setprofile(None)
+    assert use.used and "c_call" in events  # the previous profiler kept receiving events in the block
+
+
+def test_watcher_restores_no_profiler_and_nests():
+    with watch_foreign_randomness() as outer:
+        with watch_foreign_randomness() as inner:
+            random.random()
+        assert inner.used
+    assert outer.used and sys.getprofile() is None
+
+
+# ------------------------------------------------------------------ determinism of enumeration
+
+def test_check_determinism_accepts_our_rr_with_its_exact_law():
+    m = make_randomized_response([0, 1, 2], 0.5)
+    inputs = [0, 1, 2, 3]
+    d = check_determinism(m, inputs, budget=1000)
+    assert d.deterministic and d.sources == ()
+    assert d.distributions == {freeze(x): output_distribution(m, x) for x in inputs}
+
+
+@pytest.mark.parametrize("variant", ["rr_random", "rr_numpy", "rr_secrets"])
+def test_check_determinism_flags_foreign_rr_where_reruns_agree(variant):
+    # prob = 1 − 2⁻⁵³: every foreign run tells the truth, so two runs always agree; only watching decides
+    m = getattr(fv, variant)([0, 1, 2], P_MAX)
+    assert all(m(x) == x for x in (0, 1, 2) for _ in range(20))
+    d = check_determinism(m, [0, 1, 2, 3], budget=1000)
+    assert not d.deterministic and d.sources and d.distributions is None
+
+
+def test_check_determinism_flags_foreign_rappor_at_the_smallest_f():
+    m = fv.bitvec_random(bitvector_domain(max_weight=1, length=2), discrete_distance(), 5e-324)
+    d = check_determinism(m, [(False, False), (True, False)], budget=1000)
+    assert not d.deterministic and "random.getrandbits (module-level random)" in d.sources
+
+
+def test_check_determinism_flags_hidden_state_by_repetition():
+    calls = [0]
+
+    def stateful(x):
+        calls[0] += 1
+        return x if calls[0] % 2 else not x
+
+    d = check_determinism(stateful, [True, False], budget=10)
+    assert not d.deterministic and d.sources == () and d.x is True
+
+
+# ------------------------------------------------------------------ the audit: what it can see
+
+def test_detectable_deviation_shrinks_as_one_over_root_samples():
+    for p in (Fraction(1, 2), Fraction(1, 10)):
+        d1, d4 = detectable_deviation(p, 2_500, 1e-7), detectable_deviation(p, 10_000, 1e-7)
+        assert 1.85 < d1 / d4 < 2.15
+    # p = 0: about ln(1/alpha)/samples
+    assert detectable_deviation(0, 10_000, 1e-7) == pytest.approx(math.log(1e7) / 10_000, rel=0.01)
+
+
+def test_distribution_audit_reports_its_detectable_deviation_and_it_shrinks_with_samples():
+    m = make_randomized_response([0, 1, 2], 0.5)
+    exact = {freeze(x): output_distribution(m, x) for x in (0, 1, 2)}
+    seen = {}
+    for n in (1_000, 4_000):
+        with use_source(SeededSource(f"audit/{n}")):
+            f = distribution_audit(m, exact, [0, 1, 2], n, BETA)
+        assert f.ok and f.witness["samples"] == n
+        seen[n] = f.witness["detectable_deviation"]
+        assert f"detects a deviation of about {seen[n]:.3g}" in f.message
+    assert 1.85 < seen[1_000] / seen[4_000] < 2.15
+
+
+def test_distribution_audit_rejects_bad_arguments_by_name():
+    m = make_randomized_response([0, 1], 0.5)
+    exact = {0: output_distribution(m, 0)}
+    with pytest.raises(ValueError, match="samples"):
+        distribution_audit(m, exact, [0], 0, BETA)
+    with pytest.raises(ValueError, match="beta"):
+        distribution_audit(m, exact, [0], 10, 0.0)
+    with pytest.raises(ValueError, match="inputs"):
+        distribution_audit(m, exact, [], 10, BETA)
+
+
+def test_audited_inputs_all_when_few_else_spread_with_both_ends():
+    assert audited_inputs([1, 2, 3, 2]) == [1, 2, 3]
+    many = list(range(20))
+    picked = audited_inputs(many)
+    assert len(picked) == 8 and picked[0] == 0 and picked[-1] == 19 and len(set(picked)) == 8
+
+
+def test_audit_sees_a_bug_at_one_category():
+    # every input is audited when the spec has few: a sampler wrong only on input 2 is flagged
+    good = make_randomized_response([0, 1, 2], 0.5)
+    bad_at_2 = make_randomized_response([0, 1, 2], 0.75)
+    exact = {freeze(x): output_distribution(good, x) for x in (0, 1, 2, 3)}
+
+    def fn(x):
+        return bad_at_2(x) if x == 2 else good(x)
+
+    with use_source(SeededSource("one-category")):
+        f = distribution_audit(fn, exact, audited_inputs([0, 1, 2, 3]), 4_000, BETA)
+    assert not f.ok and f.witness["x"] == "2"
+
+
+# ------------------------------------------------------------------ the foreign variants under the audit
+
+RR_PARAMS = [{"categories": [0, 1], "prob": 0.5},
+             {"categories": [0, 1, 2], "prob": at_least(Fraction(1, 3))},
+             {"categories": list(range(8)), "prob": 0.9}]
+BV_PARAMS = [{"k": 2, "m": 1, "f": 0.5, "constant_time": False},
+             {"k": 3, "m": 3, "f": 1.0, "constant_time": False}]
+
+
+@pytest.fixture
+def seeded(monkeypatch):
+    """Make the NumPy and ``random`` variants reproducible (their generators seeded, in this test only)."""
+    monkeypatch.setattr(fv, "numpy_generator", lambda: np.random.default_rng(20240601))
+    monkeypatch.setattr(fv, "python_random", lambda: random.Random(20240601))
+
+
+def audit(spec_name, ctor, params, samples=PROPOSED_SAMPLES, beta=BETA):
+    spec = find_spec(spec_name)
+    m = spec.build(ctor, params)
+    cfg = RunConfig(audit_samples=samples)
+    return opaque_findings(spec, m, params, spec.inputs(params), cfg, beta=beta)
+
+
+def _id(p):
+    return ",".join(f"{k}={v if k != 'categories' else len(v)}" for k, v in p.items() if k != "constant_time")
+
+
+@pytest.mark.parametrize("params", RR_PARAMS, ids=_id)
+@pytest.mark.parametrize("variant", ["rr_numpy", "rr_random"])
+def test_correct_foreign_rr_passes(seeded, variant, params):
+    out = audit("randomized_response", getattr(fv, variant), params)
+    assert out["audit.distribution"].ok, out["audit.distribution"].message
+    assert out["privacy.sound"].ok and out["privacy.tight"].ok
+    assert out["audit.distribution"].witness["detectable_deviation"] < 0.03
+
+
+@pytest.mark.parametrize("params", RR_PARAMS, ids=_id)
+@pytest.mark.parametrize("variant", ["rr_numpy_keep_low", "rr_random_keep_low"])
+def test_foreign_rr_keeping_003_too_little_fails(seeded, variant, params):
+    out = audit("randomized_response", getattr(fv, variant), params)
+    f = out["audit.distribution"]
+    assert not f.ok and f.witness["detectable_deviation"] < 0.03
+    assert out["privacy.sound"].ok  # the map is ours: only the samples show the defect
+
+
+def test_secrets_rr_passes_unseeded():
+    # not seedable: a false alarm has probability <= β = 1e-6
+    out = audit("randomized_response", fv.rr_secrets, RR_PARAMS[1], beta=1e-6)
+    assert out["audit.distribution"].ok, out["audit.distribution"].message
+
+
+@pytest.mark.parametrize("params", BV_PARAMS, ids=_id)
+def test_foreign_rappor_right_passes_and_003_low_fails(seeded, params):
+    assert audit("randomized_response_bitvec", fv.bitvec_numpy, params)["audit.distribution"].ok
+    assert audit("randomized_response_bitvec", fv.bitvec_random, params)["audit.distribution"].ok
+    low = audit("randomized_response_bitvec", fv.bitvec_numpy_keep_low, params)["audit.distribution"]
+    assert not low.ok
+
+
+def test_default_audit_samples_see_a_003_deviation():
+    # RR t=8 (the most cells), per-run β=1e-4 over 30 parameter sets: the default must see 0.03
+    spec = find_spec("randomized_response")
+    params = RR_PARAMS[2]
+    inputs = audited_inputs(spec.inputs(params))
+    exact = {freeze(x): spec.law(params, x) for x in inputs}
+    samples = RunConfig().audit_samples
+    cells = sum(len(exact[freeze(x)]) + 1 for x in inputs)
+    worst = max(detectable_deviation(p, samples, BETA / (2 * cells)) for d in exact.values() for p in d.values())
+    assert worst < 0.03, f"audit_samples={samples} sees only {worst:.3f}; propose {PROPOSED_SAMPLES}"
+
+
+# ------------------------------------------------------------------ the command a user runs, 100 times
+
+def _verify(spec, impl):
+    return CliRunner().invoke(main, ["verify", spec, "--impl", f"tests/mutants/foreign_variants.py:{impl}"],
+                              catch_exceptions=False)
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("impl", ["rr_numpy", "rr_random"])
+def test_verify_accepts_correct_foreign_rr_100_times_in_a_row(impl):
+    codes = [_verify("randomized_response", impl).exit_code for _ in range(100)]
+    assert codes == [0] * 100, f"{codes.count(0)}/100 passed"
+
+
+@pytest.mark.deep
+def test_verify_rejects_foreign_rr_keeping_003_too_little():
+    assert _verify("randomized_response", "rr_numpy_keep_low").exit_code == 1

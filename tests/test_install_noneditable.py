@@ -1,0 +1,78 @@
+"""vetdp installed as a user installs a tool (``pip install .``, not editable) checks what the editable install checks.
+
+The installed copy has no source tree next to it: the proofs, and with them the z3 obligations and lemmas, must be
+found from the working directory's ``pyproject.toml`` (``[tool.vetdp] proofs``). Quick (about 10 s to install): a
+fresh venv without pip, driven by this venv's pip; the wheel is built from a copy of the sources by pip's ordinary
+isolated build (setuptools from pip's cache or index); no dependencies installed: they are reached through a path
+entry to this venv's site-packages, which holds no vetdp module (the editable install is a finder hook that a plain
+path entry does not run).
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+from vetdp.obligations.pinning import default_proofs_dir
+
+REPO = default_proofs_dir().parent
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """bin/ of a fresh venv holding a non-editable install of vetdp built from a copy of this tree."""
+    base = tmp_path_factory.mktemp("noneditable")
+    src = base / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    for name in ("vetdp", "impl", "specs"):
+        shutil.copytree(REPO / name, src / name, ignore=ignore)
+    env_dir = base / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    py = env_dir / "bin" / "python"
+    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    (site / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", str(src)],
+                         capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    shutil.rmtree(src)  # nothing of the copied tree may be what the installed vetdp reads
+    where = subprocess.run([str(py), "-c", "import vetdp, vetdp.impl; print(vetdp.__file__, vetdp.impl.__file__)"],
+                           cwd=base, check=True, capture_output=True, text=True).stdout
+    assert str(site) in where and str(REPO) not in where, where
+    return env_dir / "bin"
+
+
+def _check_names(vetdp_exe: Path, pattern: str, out: Path) -> list[tuple[str, str, str]]:
+    r = subprocess.run([str(vetdp_exe), "check", "-k", pattern, "--json", str(out)], cwd=REPO, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    return sorted((x["spec"], x["check"], x["status"]) for x in json.loads(out.read_text())["results"])
+
+
+def test_installed_proofs_status_matches_editable(installed):
+    ours = subprocess.run([str(Path(sys.executable).parent / "vetdp"), "proofs", "status"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    theirs = subprocess.run([str(installed / "vetdp"), "proofs", "status"], cwd=REPO, capture_output=True, text=True,
+                            timeout=600)
+    assert theirs.returncode == ours.returncode == 0, theirs.stdout + theirs.stderr
+    assert theirs.stdout == ours.stdout and "up to date" in theirs.stdout
+
+
+def test_installed_check_runs_the_same_proof_checks_as_editable(installed, tmp_path):
+    editable = _check_names(Path(sys.executable).parent / "vetdp", "proof.up_to_date", tmp_path / "e.json")
+    installed_run = _check_names(installed / "vetdp", "proof.up_to_date", tmp_path / "i.json")
+    assert installed_run == editable and len(editable) >= 5
+
+
+def test_installed_outside_any_project_fails_instead_of_passing(installed, tmp_path):
+    r = subprocess.run([str(installed / "vetdp"), "proofs", "status"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 2 and "proofs directory" in r.stderr and "Traceback" not in r.stderr
