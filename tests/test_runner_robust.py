@@ -296,3 +296,19 @@ def test_estimator_raising_on_valid_answers_is_a_failing_clause():
 
     r = _est_results(raises)["estimator.unbiased"]
     assert r.status is Status.FAIL and "raised" in r.message
+
+
+def test_gate_loose_map_setting_is_validated_and_reaches_the_run(tmp_path):
+    from vetdp.cli.check import _gate_config
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[gate]\nloose_map = "maybe"\n')
+    result = CliRunner().invoke(main, ["check", "--config", str(bad), "-k", "randomized_response_bool::construct"])
+    assert result.exit_code == 2 and "loose_map" in result.output
+    good = tmp_path / "good.toml"
+    good.write_text('[gate]\nloose_map = "warn"\n')
+    assert _gate_config(str(good))["loose_map"] == "warn"
+    m = make_randomized_response([0, 1, 2], 0.5)
+    loose = _with_map(lambda d: 1.5 * m.map(d))
+    assert _results(loose)["privacy.tight"].status is Status.FAIL
+    assert _results(loose, RunConfig(loose_map=Status.WARNING))["privacy.tight"].status is Status.WARNING

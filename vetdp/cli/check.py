@@ -82,10 +82,11 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     return ExitCode.OK
 
 
-GATE_KEYS = ("advisory", "deep_only")
+GATE_KEYS = ("advisory", "deep_only", "loose_map")
+LOOSE_MAP = ("fail", "warn")  # [gate] loose_map: how a sound but loose map (privacy.tight) is reported
 
 
-def _gate_config(path: str | None) -> dict[str, list[str]]:
+def _gate_config(path: str | None) -> dict:
     """The ``[gate]`` table of ``--config`` (default ``ci/gate.toml`` when present), validated: any other section,
     an unknown key or a value that is not a list of non-empty glob strings is a usage error naming it (exit 2)."""
     candidate = Path(path) if path is not None else Path("ci/gate.toml")
@@ -107,6 +108,10 @@ def _gate_config(path: str | None) -> dict[str, list[str]]:
     for key, value in gate.items():
         if key not in GATE_KEYS:
             raise click.UsageError(f"{where}: [gate] key {key!r} is unknown; known keys: {list(GATE_KEYS)}")
+        if key == "loose_map":
+            if value not in LOOSE_MAP:
+                raise click.UsageError(f"{where}: [gate] loose_map={value!r} must be one of {list(LOOSE_MAP)}")
+            continue
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise click.UsageError(f"{where}: [gate] {key}={value!r} must be a list of non-empty glob strings, "
                                    f"e.g. {key} = [\"randomized_response::privacy.tight\"]")
@@ -132,7 +137,8 @@ def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, j
           junit_path: str | None, markdown_path: str | None) -> None:
     """Check every bundled spec, proof and registered subsystem; exit 0 pass, 1 violation, 2 error."""
     gate = _gate_config(config_path)
-    options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())))
+    options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
+                           loose_map_warns=gate.get("loose_map", "fail") == "warn")
     from vetdp.engine.specs_provider import check_specs
 
     providers = [("specs", check_specs)] + load_providers()

@@ -28,6 +28,7 @@ class CheckOptions:
     pattern: str | None = None  # -k: a substring or glob matched against "spec::check"
     seed: int = 0
     deep_only: tuple[str, ...] = ()  # globs of checks that run only with --deep (ci/gate.toml)
+    loose_map_warns: bool = False  # [gate] loose_map = "warn": a sound but loose map is a warning, not a failure
 
     def selected(self, name: str) -> bool:
         """Whether the check called ``name`` (e.g. ``randomized_response::privacy``) is selected."""
