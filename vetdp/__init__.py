@@ -5,7 +5,16 @@ arithmetic (:mod:`vetdp.arith`), the sampler primitives (:mod:`vetdp.sampling`) 
 mechanisms (:mod:`vetdp.impl`). The engine lives in :mod:`vetdp.engine`.
 """
 
-from vetdp.core import (
+from pathlib import Path as _Path
+
+# In a source checkout the mechanisms and specs live in the top-level impl/ and specs/ folders, which an
+# install maps to vetdp.impl and vetdp.specs. When this package is imported from the checkout itself (e.g.
+# `python -m pytest` at the repository root while vetdp is installed non-editable), resolve them there too.
+_root = _Path(__file__).resolve().parent.parent
+if not (_Path(__file__).resolve().parent / "impl").is_dir() and (_root / "impl" / "__init__.py").is_file():
+    __path__.append(str(_root))  # noqa: F821 - the package's own __path__
+
+from vetdp.core import (  # noqa: E402
     AtomDomain,
     BitVectorDomain,
     DiscreteDistance,
@@ -17,7 +26,7 @@ from vetdp.core import (
     discrete_distance,
     max_divergence,
 )
-from vetdp.sampling import (
+from vetdp.sampling import (  # noqa: E402
     SeededSource,
     SystemSource,
     random_bytes,

@@ -126,8 +126,19 @@ def write_output(option: str, path: str, text: str) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="vetdp")
-def main() -> None:
+@click.option("--project", "project_dir", type=click.Path(exists=True), default=None,
+              help="Run in the project of DIR/pyproject.toml ([tool.vetdp]) instead of the nearest one upward from "
+                   "the working directory (every command, e.g. vetdp --project DIR verify ...).")
+@click.pass_context
+def main(ctx: click.Context, project_dir: str | None) -> None:
     """vetdp: executable proofs for differential-privacy mechanisms."""
+    if project_dir is not None:
+        from vetdp.project import ProjectError, project_scope
+
+        try:
+            ctx.with_resource(project_scope(project_dir))
+        except ProjectError as e:
+            raise click.UsageError(str(e)) from None
 
 
 # --- subcommands: each lives in its own module of this package ---
@@ -135,8 +146,9 @@ from vetdp.cli.account import account, plot  # noqa: E402
 from vetdp.cli.audit import audit  # noqa: E402
 from vetdp.cli.buffling import buffling  # noqa: E402
 from vetdp.cli.check import check  # noqa: E402
+from vetdp.cli.init import init  # noqa: E402
 from vetdp.cli.proofs import proofs  # noqa: E402
 from vetdp.cli.verify import verify  # noqa: E402
 
-for _command in (check, verify, proofs, account, plot, buffling, audit):
+for _command in (check, verify, proofs, account, plot, buffling, audit, init):
     main.add_command(_command)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
-import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -15,10 +15,11 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from vetdp.cli import ExitCode, output_path, write_output
 from vetdp.engine import report
-from vetdp.engine.registry import CheckOptions, glob_matches, load_providers
+from vetdp.engine.registry import CheckOptions, glob_matches
 from vetdp.engine.results import CheckResult, Status
+from vetdp.project import PROOFS_PROVIDER, Project, ProjectError, active_project, project_scope, read_gate_file
 
-__all__ = ["check", "run_and_report", "report_options"]
+__all__ = ["check", "run_and_report", "report_options", "project_option", "load_refs"]
 
 
 def report_options(f: Callable) -> Callable:
@@ -82,40 +83,43 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     return ExitCode.OK
 
 
-GATE_KEYS = ("advisory", "deep_only", "loose_map")
-LOOSE_MAP = ("fail", "warn")  # [gate] loose_map: how a sound but loose map (privacy.tight) is reported
-
-
-def _gate_config(path: str | None) -> dict:
-    """The ``[gate]`` table of ``--config`` (default ``ci/gate.toml`` when present), validated: any other section,
-    an unknown key or a value that is not a list of non-empty glob strings is a usage error naming it (exit 2)."""
-    candidate = Path(path) if path is not None else Path("ci/gate.toml")
-    if not candidate.is_file():
-        if path is not None:
+def _gate_config(path: str | None, project: Project | None = None) -> dict:
+    """The gate settings: the ``[gate]`` table of ``--config FILE`` when given, else the project's (``[tool.vetdp]
+    gate``: an inline table or a file such as ``ci/gate.toml``), validated; an unknown section or key, or a value of
+    the wrong type, is a usage error naming it (exit 2)."""
+    if path is not None:
+        candidate = Path(path)
+        if not candidate.is_file():
             raise click.BadParameter(f"--config={path!r}: no such file", param_hint="--config")
-        return {}
-    where = f"--config={str(candidate)!r}"
+        try:
+            return read_gate_file(candidate)
+        except ProjectError as e:
+            raise click.UsageError(str(e)) from None
     try:
-        doc = tomllib.loads(candidate.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise click.UsageError(f"{where} is not valid TOML: {e}") from None
-    unknown = [k for k in doc if k != "gate"]
-    if unknown:
-        raise click.UsageError(f"{where}: section or key {unknown[0]!r} is unknown; the only section is [gate]")
-    gate = doc.get("gate", {})
-    if not isinstance(gate, dict):
-        raise click.UsageError(f"{where}: gate must be a table [gate], got {type(gate).__name__}")
-    for key, value in gate.items():
-        if key not in GATE_KEYS:
-            raise click.UsageError(f"{where}: [gate] key {key!r} is unknown; known keys: {list(GATE_KEYS)}")
-        if key == "loose_map":
-            if value not in LOOSE_MAP:
-                raise click.UsageError(f"{where}: [gate] loose_map={value!r} must be one of {list(LOOSE_MAP)}")
-            continue
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise click.UsageError(f"{where}: [gate] {key}={value!r} must be a list of non-empty glob strings, "
-                                   f"e.g. {key} = [\"randomized_response::privacy.tight\"]")
-    return gate
+        return dict((project or active_project()).gate)
+    except ProjectError as e:
+        raise click.UsageError(str(e)) from None
+
+
+def load_refs(refs: Iterable[str]) -> list[tuple[str, Callable]]:
+    """("module:function", the function) for each provider reference; a usage error names one that cannot be
+    loaded."""
+    out = []
+    for ref in refs:
+        module, _, attr = ref.partition(":")
+        try:
+            out.append((ref, getattr(importlib.import_module(module), attr)))
+        except (ImportError, AttributeError) as e:
+            raise click.UsageError(f"[tool.vetdp] providers: {ref!r} cannot be loaded: {e}") from None
+    return out
+
+
+def project_option(f: Callable) -> Callable:
+    """``--project DIR``: use the ``[tool.vetdp]`` table of DIR/pyproject.toml instead of looking upward from the
+    working directory."""
+    return click.option("--project", "project_dir", type=click.Path(exists=True), default=None,
+                        help="The project to check: a directory whose pyproject.toml has a [tool.vetdp] table "
+                             "(default: the nearest one upward from the working directory).")(f)
 
 
 def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -131,25 +135,38 @@ def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> s
                    "nothing is an error (exit 2).")
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--seed", default=0, show_default=True, help="Seed for the reproducible parts of the run.")
-@click.option("--config", "config_path", help="Gate configuration (default: ci/gate.toml when present).")
+@click.option("--config", "config_path",
+              help="Gate configuration file with a [gate] table (default: the project's [tool.vetdp] gate).")
+@project_option
 @report_options
-def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, json_path: str | None,
-          junit_path: str | None, markdown_path: str | None) -> None:
-    """Check every bundled spec, proof and registered subsystem; exit 0 pass, 1 violation, 2 error."""
-    gate = _gate_config(config_path)
-    options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
-                           loose_map_warns=gate.get("loose_map", "fail") == "warn")
-    from vetdp.engine.specs_provider import check_specs
+def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, project_dir: str | None,
+          json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
+    """Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error.
 
-    providers = [("specs", check_specs)] + load_providers()
-    stages = [(name.split(":")[0].rsplit(".", 1)[-1] if ":" in name else name,
-               (lambda p=provider: p(options))) for name, provider in providers]
-    if pattern:
-        empty = (f"-k {pattern!r} selects no check (names look like 'randomized_response::privacy.sound' or "
-                 f"'randomized_response::precondition[prob_nan]', as printed by vetdp check)")
-    else:
-        empty = "no check ran: no spec, proof or provider was found (is vetdp installed with its specs?)"
-    code = run_and_report(stages, command="vetdp " + " ".join(sys.argv[1:]), title="vetdp check",
-                          json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
-                          advisory=list(gate.get("advisory", [])), nothing_selected=empty)
+    The project is the nearest pyproject.toml with a [tool.vetdp] table (or --project DIR); without one, vetdp's
+    own bundled specs.
+    """
+    from vetdp.engine.spec import discover_specs
+    from vetdp.engine.specs_provider import check_specs
+    from vetdp.obligations.provider import check_proofs
+
+    try:
+        with project_scope(project_dir) as project:
+            gate = _gate_config(config_path, project)
+            options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
+                                   loose_map_warns=gate.get("loose_map", "fail") == "warn")
+            specs = discover_specs(project)  # a spec module that cannot be imported is a usage error, up front
+            providers = [("specs", lambda: check_specs(options, specs)), ("proofs", lambda: check_proofs(options))]
+            providers += [(ref.split(":")[0].rsplit(".", 1)[-1], (lambda p=fn: p(options)))
+                          for ref, fn in load_refs(r for r in project.providers if r != PROOFS_PROVIDER)]
+            if pattern:
+                empty = (f"-k {pattern!r} selects no check (names look like 'randomized_response::privacy.sound' "
+                         f"or 'randomized_response::precondition[prob_nan]', as printed by vetdp check)")
+            else:
+                empty = f"no check ran: {project.label} has no spec, proof or provider"
+            code = run_and_report(providers, command="vetdp " + " ".join(sys.argv[1:]), title="vetdp check",
+                                  json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
+                                  advisory=list(gate.get("advisory", [])), nothing_selected=empty)
+    except ProjectError as e:
+        raise click.UsageError(str(e)) from None
     sys.exit(int(code))

@@ -15,7 +15,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from vetdp.cli import ExitCode
+from vetdp.cli.check import project_option
 from vetdp.obligations.pinning import Pinning, ProofError
+from vetdp.project import ProjectError, project_scope
 
 __all__ = ["proofs"]
 
@@ -27,11 +29,14 @@ _STYLE = {"up to date": "green", "outdated": "yellow", "failing": "red", "invali
               help="Directory of the proof documents (default: [tool.vetdp] proofs of the nearest pyproject.toml, "
                    "else proofs/ of this source tree).")
 @click.option("--impl-dir", type=click.Path(file_okay=False), default=None,
-              help="Read the vetdp.impl sources from this directory instead of the installed package.")
+              help="Read the sources of the project's first [tool.vetdp] impl package (vetdp.impl by default) from "
+                   "this directory instead of the installed package.")
+@project_option
 @click.pass_context
-def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None) -> None:
+def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None, project_dir: str | None) -> None:
     """Pinned proof documents: status, diff, bless, render.
 
+    The proofs are those of the project ([tool.vetdp] proofs of the nearest pyproject.toml, or --project DIR).
     A proofs directory that is missing, empty, or holds no proof of a spec'd module is an error (exit 2).
     """
     from vetdp.obligations.provider import spec_modules
@@ -39,7 +44,12 @@ def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None) -> 
     if impl_dir is not None and not Path(impl_dir).is_dir():
         raise click.BadParameter(f"--impl-dir={impl_dir!r} is not a directory", param_hint="--impl-dir")
     try:
-        pin = Pinning(Path(proofs_dir) if proofs_dir else None, {"vetdp.impl": Path(impl_dir)} if impl_dir else None)
+        project = ctx.with_resource(project_scope(project_dir))
+    except ProjectError as e:
+        raise click.UsageError(str(e)) from None
+    impl_package = project.impl[0] if project.impl else "vetdp.impl"
+    try:
+        pin = Pinning(Path(proofs_dir) if proofs_dir else None, {impl_package: Path(impl_dir)} if impl_dir else None)
         if ctx.invoked_subcommand != "findings":
             pin.require_proofs(spec_modules(), label="--proofs-dir" if proofs_dir else None)
     except ProofError as e:

@@ -240,6 +240,6 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
 
 def _repro(spec: EstimatorSpec, cfg: RunConfig, params: dict) -> str:
     """A command that re-runs this clause on ``params`` against the code under test (not ours)."""
-    target = cfg.impl_ref or f"vetdp.impl.{spec.module}:{spec.estimator}"
+    target = cfg.impl_ref or spec.impl_ref
     target = target if target.startswith("--") else f"--impl {target}"
     return f"vetdp verify {spec.name} {target} --params '{params_json(params)}'"

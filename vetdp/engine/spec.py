@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
-import pkgutil
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -35,6 +34,7 @@ __all__ = [
     "EstimatorSpec",
     "discover_specs",
     "find_spec",
+    "spec_modules",
     "boundary_probabilities",
     "at_least",
     "floats_in",
@@ -85,13 +85,17 @@ class MeasurementSpec:
     max_d_in: int = 3  # the map is checked at every d_in in 0..max_d_in (sound or refused, and monotone)
     # labels of the boundary classes a parameter set covers (e.g. "prob = 1/t rounded up"), for the report
     edges: Callable[[Params], list[str]] | None = None
+    # "module:attr" of the constructor, for a mechanism outside vetdp (a user's project); None: vetdp.impl.<name>
+    constructor_ref: str | None = None
 
     @property
     def impl_ref(self) -> str:
-        return f"vetdp.impl.{self.name}:{self.constructor}"
+        """The constructor as "module:attr" (how reproductions name it)."""
+        return self.constructor_ref or f"vetdp.impl.{self.name}:{self.constructor}"
 
     def load_constructor(self) -> Callable[..., Measurement]:
-        return getattr(importlib.import_module(f"vetdp.impl.{self.name}"), self.constructor)
+        """The constructor named by :attr:`impl_ref`; ImportError/AttributeError name the reference."""
+        return _load_ref(self.impl_ref, "constructor_ref")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,24 +122,69 @@ class EstimatorSpec:
     # claim name -> (the implementation's claim function, params) -> the claim, so that an implementation
     # under test can supply its own claim function (verify --variance) in place of ours
     claim_calls: dict[str, Callable[[Callable, Params], Any]] = dataclasses.field(default_factory=dict)
+    # "module:attr" of the estimator, for one outside vetdp (a user's project); None: vetdp.impl.<module>
+    estimator_ref: str | None = None
+
+    @property
+    def impl_ref(self) -> str:
+        """The estimator as "module:attr" (how reproductions name it)."""
+        return self.estimator_ref or f"vetdp.impl.{self.module}:{self.estimator}"
 
     def load_estimator(self) -> Callable:
-        return getattr(importlib.import_module(f"vetdp.impl.{self.module}"), self.estimator)
+        """The estimator named by :attr:`impl_ref`; ImportError/AttributeError name the reference."""
+        return _load_ref(self.impl_ref, "estimator_ref")
 
 
-def discover_specs() -> list[MeasurementSpec | EstimatorSpec]:
-    """Every spec in every module of :mod:`vetdp.specs`, in module order."""
-    import vetdp.specs as package
+def _load_ref(ref: str, field: str) -> Callable:
+    module, sep, attr = ref.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"{field}={ref!r} must be 'module:attr'")
+    try:
+        found = importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(f"{field}={ref!r}: module {module!r} cannot be imported: {e}") from e
+    try:
+        return getattr(found, attr)
+    except AttributeError:
+        raise AttributeError(f"{field}={ref!r}: module {module!r} has no attribute {attr!r}") from None
+
+
+def spec_modules(project: Any = None) -> list[str]:
+    """The spec modules of ``project`` (default: the active project, :func:`vetdp.project.active_project`): the
+    ``[tool.vetdp] specs`` entries, packages expanded to their public submodules; without a table, every module of
+    :mod:`vetdp.specs`. Raises :class:`vetdp.project.ProjectError` when none are declared or one cannot be
+    imported, saying what to add."""
+    from vetdp.project import active_project
+
+    return (project or active_project()).spec_module_names()
+
+
+def discover_specs(project: Any = None) -> list[MeasurementSpec | EstimatorSpec]:
+    """Every spec in every spec module of ``project`` (default: the active project), in module order; a module
+    without ``SPECS`` or two specs with one name is a :class:`vetdp.project.ProjectError`."""
+    from vetdp.project import ProjectError
 
     found: list[MeasurementSpec | EstimatorSpec] = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"vetdp.specs.{info.name}")
-        found.extend(getattr(module, "SPECS", []))
+    where: dict[str, str] = {}
+    for name in spec_modules(project):
+        module = importlib.import_module(name)
+        specs = getattr(module, "SPECS", None)
+        if specs is None:
+            raise ProjectError(f"spec module {name!r} defines no SPECS (a list of MeasurementSpec/EstimatorSpec)")
+        for spec in specs:
+            if not isinstance(spec, (MeasurementSpec, EstimatorSpec)):
+                raise ProjectError(f"{name}.SPECS holds {spec!r}; each entry must be a MeasurementSpec or an "
+                                   f"EstimatorSpec")
+            if spec.name in where:
+                raise ProjectError(f"spec name {spec.name!r} is defined twice: in {where[spec.name]} and {name}")
+            where[spec.name] = name
+            found.append(spec)
     return found
 
 
-def find_spec(name: str) -> MeasurementSpec | EstimatorSpec:
-    specs = {s.name: s for s in discover_specs()}
+def find_spec(name: str, project: Any = None) -> MeasurementSpec | EstimatorSpec:
+    """The spec called ``name`` in ``project`` (default: the active project); KeyError naming the choices."""
+    specs = {s.name: s for s in discover_specs(project)}
     if name not in specs:
         raise KeyError(f"spec={name!r} is not one of {sorted(specs)}")
     return specs[name]

@@ -1,8 +1,9 @@
-"""The provider that checks every bundled spec (specs/) against our implementations."""
+"""The provider that checks every spec of the active project (``[tool.vetdp] specs``; vetdp's own by default)
+against its implementations."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from vetdp.engine.estimators import ESTIMATOR_CLAUSES, check_estimator_spec
 from vetdp.engine.registry import CheckOptions
@@ -23,12 +24,14 @@ def spec_check_names(spec: MeasurementSpec | EstimatorSpec) -> list[str]:
     return [f"{spec.name}::{c}" for c in (*clauses, *(f"precondition[{i}]" for i in ids))]
 
 
-def check_specs(options: CheckOptions) -> Iterator[CheckResult]:
-    """Yield the selected results of every spec whose names ``options`` selects; an engine failure is an ERROR
+def check_specs(options: CheckOptions, specs: Sequence[MeasurementSpec | EstimatorSpec] | None = None
+                ) -> Iterator[CheckResult]:
+    """Yield the selected results of every spec of ``specs`` (default: the active project's, see
+    :func:`vetdp.engine.spec.discover_specs`) whose names ``options`` selects; an engine failure is an ERROR
     result, never an exception."""
     cfg = RunConfig(deep=options.deep, seed=options.seed,
                     loose_map=Status.WARNING if options.loose_map_warns else Status.FAIL)
-    for spec in discover_specs():
+    for spec in (discover_specs() if specs is None else specs):
         if not any(options.selected(name) for name in spec_check_names(spec)):
             continue
         try:

@@ -25,7 +25,7 @@ from vetdp.obligations.witness import find_witness
 from vetdp.obligations.z3encode import ConstantSpec, Encoding, run_query
 
 __all__ = ["ObligationResult", "run_constant", "run_contract", "run_obligation", "obligation_ids",
-           "run_all", "contract_ops", "run_spec"]
+           "run_all", "contract_ops", "run_spec", "constant_obligations"]
 
 DEFAULT_TIMEOUT_S = 20.0
 DEEP_TIMEOUT_S = 120.0
@@ -128,6 +128,13 @@ def obligation_ids(cid: str) -> list[str]:
                                                    if isinstance(n, Var) and n.kind == "int"}, key=str)]
     ids += [f"{cid}.{q.id}" for q in Encoding(spec).queries()]
     return ids
+
+
+def constant_obligations(cid: str) -> list[str]:
+    """Every obligation id a proof relying on constant ``cid`` lists: :func:`obligation_ids` and the contracts
+    of the primitives it uses (``contract.<op>``, ``contract.float64_gap``), without running anything."""
+    ops = contract_ops(C.constant(cid))
+    return obligation_ids(cid) + [f"contract.{op}" for op in ops] + [f"contract.{GAP_LEMMA}"]
 
 
 def run_obligation(oid: str, deep: bool = False) -> ObligationResult:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 import time
 from collections.abc import Callable
 from fractions import Fraction
@@ -29,7 +30,7 @@ from vetdp.impl import k_rappor as KR
 from vetdp.impl import randomized_response as RR
 from vetdp.impl import randomized_response_bitvec as BV
 
-__all__ = ["LemmaResult", "LEMMAS", "run_lemma", "run_lemmas"]
+__all__ = ["LemmaResult", "LEMMAS", "run_lemma", "run_lemmas", "lemma"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,11 +48,28 @@ class LemmaResult:
 
 
 LEMMAS: dict[str, tuple[str, Callable[[], tuple[str, str, str]]]] = {}
+_CACHE: dict[str, LemmaResult] = {}  # results per process (run_lemmas)
 
 
 def lemma(lid: str, statement: str):
+    """Decorator registering ``fn() -> (status, method, detail)`` as lemma ``lid``, so that a proof document can
+    rely on it by id; ``status`` is "proved" (symbolic), "checked" (exhaustive or grid) or "refuted". A user's
+    module registers its own lemmas the same way. Preconditions: ``lid`` dotted identifiers, ``statement`` a
+    non-empty string; registering another function under an existing id is a ValueError (the same function,
+    e.g. on a module reload, is accepted)."""
+    if not isinstance(lid, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", lid):
+        raise ValueError(f"lid={lid!r} must be dotted identifiers, e.g. 'mymech.likelihood_ratio'")
+    if not isinstance(statement, str) or not statement.strip():
+        raise ValueError(f"statement={statement!r} must be a non-empty string saying what the lemma claims")
+
     def register(fn: Callable[[], tuple[str, str, str]]):
+        if not callable(fn):
+            raise TypeError(f"lemma {lid!r}: {fn!r} is not callable")
+        old = LEMMAS.get(lid)
+        if old is not None and (old[1].__module__, old[1].__qualname__) != (fn.__module__, fn.__qualname__):
+            raise ValueError(f"lid={lid!r} is already registered by {old[1].__module__}.{old[1].__qualname__}")
         LEMMAS[lid] = (statement, fn)
+        _CACHE.pop(lid, None)
         return fn
     return register
 
@@ -317,7 +335,6 @@ def run_lemma(lid: str) -> LemmaResult:
     return LemmaResult(lid, status, method, statement, detail, time.perf_counter() - t0)
 
 
-_CACHE: dict[str, LemmaResult] = {}
 
 
 def run_lemmas(ids: list[str] | None = None) -> list[LemmaResult]:

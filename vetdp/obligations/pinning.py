@@ -23,6 +23,7 @@ import dataclasses
 import datetime
 import difflib
 import hashlib
+import importlib
 import importlib.util
 import os
 import re
@@ -32,7 +33,7 @@ from pathlib import Path
 from vetdp.obligations.check import run_obligation
 from vetdp.obligations.lemmas import run_lemmas
 
-__all__ = ["ProofDoc", "ProofStatus", "Pinning", "ProofError", "default_proofs_dir"]
+__all__ = ["ProofDoc", "ProofStatus", "Pinning", "ProofError", "default_proofs_dir", "import_pinned_modules"]
 
 _FIELDS = ["proves", "constants", "source_digest", "obligations", "lemmas", "vetted", "vetted_commit"]
 _LISTS = {"proves", "constants", "obligations", "lemmas"}
@@ -43,19 +44,36 @@ class ProofError(ValueError):
 
 
 def default_proofs_dir() -> Path:
-    """Where the proofs are when nobody says: ``[tool.vetdp] proofs`` of the nearest ``pyproject.toml`` upward from
-    the working directory (so an installed vetdp run at a project root finds that project's proofs), else
-    ``proofs/`` of the source tree this package was installed from (an editable install). The directory may not
-    exist: :meth:`Pinning.require_proofs` says so. Raises :class:`ProofError` for a malformed ``[tool.vetdp]``."""
-    from vetdp.project import ProjectError, find_project
+    """Where the proofs are when nobody says: ``[tool.vetdp] proofs`` of the active project (``--project DIR``, else
+    the nearest ``pyproject.toml`` with a table upward from the working directory), else ``proofs/`` of the source
+    tree this package was installed from (an editable install). The directory may not exist:
+    :meth:`Pinning.require_proofs` says so. Raises :class:`ProofError` for a malformed ``[tool.vetdp]``, and when
+    there is neither a declared nor a bundled proofs directory, saying what to add."""
+    from vetdp.project import WHAT_TO_ADD, ProjectError, active_project
 
     try:
-        project = find_project()
+        project = active_project()
     except ProjectError as e:
         raise ProofError(str(e)) from None
-    if project is not None and project.proofs_dir is not None:
+    if project.proofs_dir is not None:
         return project.proofs_dir
-    return Path(__file__).resolve().parents[2] / "proofs"
+    where = "vetdp is installed without its source tree" if project.bundled else f"{project.pyproject}"
+    raise ProofError(f"no proofs directory: {where} declares none, and no pyproject.toml with a [tool.vetdp] table "
+                     f"was found from {Path.cwd()} upward; {WHAT_TO_ADD}")
+
+
+def import_pinned_modules(names: list[str]) -> None:
+    """Import the module of every ``module.name`` pinned by a proof (``proves``/``constants``), so that the
+    constants and lemmas those modules register are known before the proof's obligations run; raises
+    :class:`ProofError` naming a module that cannot be imported."""
+    for qualname in names:
+        module = qualname.rpartition(".")[0]
+        if not module:
+            raise ProofError(f"{qualname!r} must be 'module.name'")
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise ProofError(f"{qualname}: module {module!r} cannot be imported: {e}") from None
 
 
 @dataclasses.dataclass
@@ -197,7 +215,9 @@ class Pinning:
 
     # ------------------------------------------------------------------ verdicts
     def failing_checks(self, doc: ProofDoc, deep: bool = False) -> list[str]:
-        """Ids of the obligations and lemmas ``doc`` relies on that are not proved/checked."""
+        """Ids of the obligations and lemmas ``doc`` relies on that are not proved/checked (the modules it pins are
+        imported first, so that what they register is known)."""
+        import_pinned_modules(doc.pinned_names)
         bad = []
         for oid in doc.meta["obligations"]:
             try:

@@ -2,15 +2,15 @@
 
 It first requires a proofs directory that exists and holds a proof of a spec'd module (else one ERROR result
 ``proofs::proofs.found``: a gate that found no proofs must not pass), and yields ``<stem>::proof.exists`` FAIL for
-every module under ``vetdp.specs`` that has no proof document. For each ``proofs/<stem>.md`` it yields
-``proof.up_to_date`` (FAIL when the pinned source changed or the document is invalid), then ``obligation.<id>``
+every spec module of the active project (``[tool.vetdp] specs``) that has no proof document. For each
+``proofs/<stem>.md`` it yields ``proof.up_to_date`` (FAIL when the pinned source changed or the document is
+invalid), then ``obligation.<id>``
 (PASS proved, FAIL refuted, UNDECIDED unknown) and ``lemma.<id>`` (PASS proved/checked, FAIL refuted) for every id
 the proof relies on.
 """
 
 from __future__ import annotations
 
-import pkgutil
 import time
 from collections.abc import Iterator
 
@@ -18,7 +18,7 @@ from vetdp.engine.registry import CheckOptions
 from vetdp.engine.results import CheckResult, Status
 from vetdp.obligations.check import run_obligation
 from vetdp.obligations.lemmas import LEMMAS, run_lemma
-from vetdp.obligations.pinning import Pinning, ProofError
+from vetdp.obligations.pinning import Pinning, ProofError, import_pinned_modules
 
 __all__ = ["check_proofs"]
 
@@ -26,10 +26,14 @@ _OBLIGATION_STATUS = {"proved": Status.PASS, "refuted": Status.FAIL, "unknown": 
 
 
 def spec_modules() -> list[str]:
-    """The stems of the modules under :mod:`vetdp.specs` (each one is a spec'd module that needs a proof)."""
-    import vetdp.specs as package
+    """The stems of the active project's spec modules (each one is a spec'd module that needs a proof
+    ``<stem>.md``); raises :class:`ProofError` when the project's specs cannot be listed, saying why."""
+    from vetdp.project import ProjectError, active_project
 
-    return sorted(info.name for info in pkgutil.iter_modules(package.__path__) if not info.name.startswith("_"))
+    try:
+        return active_project().spec_stems()
+    except ProjectError as e:
+        raise ProofError(str(e)) from None
 
 
 def check_proofs(options: CheckOptions, pinning: Pinning | None = None) -> Iterator[CheckResult]:
@@ -55,6 +59,12 @@ def check_proofs(options: CheckOptions, pinning: Pinning | None = None) -> Itera
             if options.selected(f"{stem}::proof.up_to_date"):
                 yield CheckResult(stem, "proof.up_to_date", Status.ERROR, message=str(e),
                                   seconds=time.perf_counter() - t0)
+            continue
+        try:
+            import_pinned_modules(doc.pinned_names)  # what they register (constants, lemmas) must be known
+        except ProofError as e:
+            if options.selected(f"{stem}::proof.up_to_date"):
+                yield CheckResult(stem, "proof.up_to_date", Status.ERROR, message=str(e))
             continue
         if options.selected(f"{stem}::proof.up_to_date"):
             fresh = current == doc.meta["source_digest"]

@@ -1,0 +1,54 @@
+"""`vetdp init`: a scaffold whose sample mechanism passes `vetdp check` and pytest straight away, never overwriting."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+VETDP = str(Path(sys.executable).parent / "vetdp")
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([VETDP, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_init_scaffold_passes_check_and_its_proof_is_pinned(tmp_path):
+    r = run("init", "proj", "--package", "acme", "--mechanism", "coin", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    root = tmp_path / "proj"
+    for rel in ("pyproject.toml", "src/acme/coin.py", "src/acme/specs/coin.py", "src/acme/lemmas.py",
+                "proofs/coin.md", "proofs/pinned/coin.py.txt", ".github/workflows/vetdp.yml"):
+        assert (root / rel).is_file(), rel
+    assert "[tool.vetdp]" in (root / "pyproject.toml").read_text()
+    assert "vetdp check" in (root / ".github/workflows/vetdp.yml").read_text()
+    check = run("check", "--json", str(tmp_path / "r.json"), cwd=root)
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
+    names = {(x["spec"], x["check"]) for x in json.loads((tmp_path / "r.json").read_text())["results"]}
+    assert {("coin", "privacy.sound"), ("coin", "proof.up_to_date"), ("coin", "obligation.coin.epsilon.sound"),
+            ("coin", "lemma.coin.loss_is_epsilon")} <= names
+    # a bug in the sample (the map halved) fails the privacy clause
+    impl = root / "src" / "acme" / "coin.py"
+    text = impl.read_text()
+    impl.write_text(text.replace("return 0.0 if d_in == 0 else loss", "return 0.0 if d_in == 0 else loss / 2"))
+    bad = run("check", "-k", "coin::privacy.sound", cwd=root)
+    assert bad.returncode == 1 and "privacy.sound" in bad.stdout and "reproduce" in bad.stdout
+
+
+def test_init_never_overwrites(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n\n[tool.vetdp]\nproofs = 'p'\n")
+    r = run("init", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "never overwrites" in r.stderr and "[tool.vetdp]" in r.stderr
+    assert not (tmp_path / "src").exists()
+
+
+def test_init_appends_to_an_existing_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'mine'\nversion = '1'\n")
+    r = run("init", ".", "--package", "minedp", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text.startswith("[project]\nname = 'mine'") and 'specs = ["minedp.specs"]' in text
+
+
+def test_init_rejects_a_package_name_that_is_not_an_identifier(tmp_path):
+    r = run("init", ".", "--package", "my-dp", cwd=tmp_path)
+    assert r.returncode == 2 and "--package='my-dp'" in r.stderr

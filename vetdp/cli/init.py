@@ -1,0 +1,323 @@
+"""``vetdp init``: scaffold a project that vets its own mechanism.
+
+Writes the ``[tool.vetdp]`` table (and pytest's ``vetdp = true``), a sample mechanism whose privacy constants are
+``Expr`` with directed rounding, its spec, its proof document (pinned by blessing it, which runs its z3
+obligations and lemmas) and a GitHub Actions workflow. ``vetdp check`` passes on the result straight away; replace
+the sample with your mechanism and follow the failures. Never overwrites a file: an existing one is an error (exit 2)
+naming it, except ``pyproject.toml`` without a ``[tool.vetdp]`` table, to which the tables are appended.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from vetdp.cli import ExitCode
+
+__all__ = ["init"]
+
+_TABLE = """
+[tool.vetdp]
+specs = ["{pkg}.specs"]     # modules or packages defining SPECS
+impl = ["{pkg}"]            # the mechanisms; proofs/<stem>.md pin their source
+proofs = "proofs"
+pythonpath = ["src"]        # so that vetdp imports {pkg} without installing it
+register = ["{pkg}.lemmas"]  # imported first: registers the lemmas the proofs rely on
+
+[tool.vetdp.gate]
+advisory = []               # globs over "spec::check" whose failures do not fail the gate
+deep_only = []              # globs of checks run only with --deep
+loose_map = "fail"          # or "warn": a sound but loose privacy map
+
+[tool.pytest.ini_options]
+pythonpath = ["src"]
+vetdp = true                # pytest collects every spec x clause and proof check
+"""
+
+_PYPROJECT = """[project]
+name = "{pkg}"
+version = "0.1.0"
+requires-python = ">=3.11"
+dependencies = ["vetdp"]
+"""
+
+_MECHANISM = '''"""Binary randomized response parameterised by ε: the sample mechanism of `vetdp init`.
+
+Spec: src/{pkg}/specs/{stem}.py · Proof: proofs/{stem}.md
+"""
+
+from __future__ import annotations
+
+from vetdp.api import (
+    ONE,
+    ZERO,
+    AtomDomain,
+    DiscreteDistance,
+    MaxDivergence,
+    Measurement,
+    PrivacyConstant,
+    check_float,
+    check_interval,
+    register_constant,
+    sample_bernoulli_float,
+    var,
+)
+
+MAX_EPSILON = 700.0
+epsilon, p = var("epsilon"), var("p")
+
+# p = 1/(1 + e^-ε), the probability of telling the truth. e^-ε and the sum are rounded up, the reciprocal down,
+# so p_float <= p: never more truthful than ε allows.
+KEEP_PROBABILITY = register_constant(
+    "{stem}.keep_probability", ONE.neg_inf_div(ONE.inf_add(ZERO.inf_sub(epsilon).inf_exp())),
+    ranges={{"epsilon": (5e-324, MAX_EPSILON)}}, bound="lower", result=(0.5, 1))
+
+P_MAX = KEEP_PROBABILITY.to_float({{"epsilon": MAX_EPSILON}})  # p_float grows with ε: its largest value
+
+# The loss of the p actually used: ln(p/(1 − p)); 1 − p rounded down, the quotient and ln up: an upper bound.
+LOSS = register_constant("{stem}.epsilon", p.inf_div(ONE.neg_inf_sub(p)).inf_ln(),
+                         ranges={{"p": (0.5, P_MAX)}}, bound="upper", result=(0, 711))
+
+
+def make_{stem}(epsilon: float) -> Measurement:
+    """ε-DP randomized response on a bool: the truth with probability p = 1/(1 + e^-ε) (rounded down).
+
+    Preconditions: ``epsilon`` a float in (0, 700].
+    Privacy: map(0) = 0; map(d_in >= 1) = ln(p/(1 − p)) rounded up, for the p used (at most ε).
+    Proof: proofs/{stem}.md
+    """
+    eps = check_float("epsilon", epsilon)
+    check_interval("epsilon", eps, 0, MAX_EPSILON, lo_closed=False, hi_closed=True)
+    keep = KEEP_PROBABILITY.to_float({{"epsilon": eps}})
+    constant = PrivacyConstant(LOSS, {{"p": keep}})
+    loss = constant.value
+
+    def privacy_map(d_in: int) -> float:
+        return 0.0 if d_in == 0 else loss
+
+    def function(truth: bool) -> bool:
+        return truth if sample_bernoulli_float(keep) else not truth
+
+    return Measurement(input_domain=AtomDomain(bool), input_metric=DiscreteDistance(), output_measure=MaxDivergence(),
+                       function=function, privacy_map=privacy_map, privacy_constant=constant,
+                       parameters={{"epsilon": eps}}, name="make_{stem}")
+'''
+
+_SPEC = '''"""Hoare triple of make_{stem} (src/{pkg}/{stem}.py).
+
+Pre: epsilon a float in (0, 700].
+Law: P[y = x] = p, P[y = not x] = 1 − p, p = KEEP_PROBABILITY(epsilon).
+Post: map(0) = 0, map(d_in >= 1) >= the exact max-divergence (tight within 2**-30).
+Proof: proofs/{stem}.md
+"""
+
+import math
+from fractions import Fraction
+
+from hypothesis import strategies as st
+
+from {pkg}.{stem} import KEEP_PROBABILITY, MAX_EPSILON
+from vetdp.api import BadParams, MeasurementSpec, floats_in
+
+
+def law(params, x):
+    keep = Fraction(KEEP_PROBABILITY.to_float({{"epsilon": params["epsilon"]}}))
+    return {{x: keep, not x: 1 - keep}}
+
+
+def _bad(id_, error, **kw):
+    return BadParams(id_, {{"epsilon": 1.0, **kw}}, error, ("epsilon",))
+
+
+SPECS = [
+    MeasurementSpec(
+        name="{stem}",
+        constructor="make_{stem}",
+        constructor_ref="{pkg}.{stem}:make_{stem}",
+        build=lambda ctor, params: ctor(params["epsilon"]),
+        params=lambda deep: st.fixed_dictionaries(
+            {{"epsilon": floats_in(5e-324, MAX_EPSILON, edges=[5e-324, 0.5, 1.0, 40.0, MAX_EPSILON])}}),
+        examples=[{{"epsilon": 1.0}}, {{"epsilon": 5e-324}}, {{"epsilon": MAX_EPSILON}}],
+        bad=[
+            _bad("epsilon_zero", ValueError, epsilon=0.0),
+            _bad("epsilon_above_700", ValueError, epsilon=math.nextafter(MAX_EPSILON, math.inf)),
+            _bad("epsilon_nan", ValueError, epsilon=math.nan),
+            _bad("epsilon_str", TypeError, epsilon="1"),
+        ],
+        inputs=lambda params: [True, False],
+        outside=lambda params: [1, 0, None, "True"],
+        law=law,
+        describe="binary randomized response (the vetdp init sample)",
+    )
+]
+'''
+
+_LEMMAS = '''"""The algebraic steps of the proofs as lemmas vetdp checks (registered through [tool.vetdp] register)."""
+
+import sympy as sp
+
+from {pkg}.{stem} import KEEP_PROBABILITY, LOSS
+from vetdp.api import lemma
+
+
+@lemma("{stem}.loss_is_epsilon", "ln(p/(1 − p)) = ε for p = 1/(1 + e^-ε)")
+def _loss_is_epsilon():
+    keep = KEEP_PROBABILITY.to_sympy()
+    loss = LOSS.to_sympy().subs(sp.Symbol("p", real=True), keep)
+    diff = sp.simplify(sp.expand_log(sp.simplify(loss), force=True) - sp.Symbol("epsilon", real=True))
+    return ("proved" if diff == 0 else "refuted", "sympy", f"ln(p/(1−p)) − ε = {{diff}}")
+'''
+
+_PROOF = """---
+proves: [{pkg}.{stem}.make_{stem}]
+constants: [{pkg}.{stem}.KEEP_PROBABILITY, {pkg}.{stem}.LOSS]
+source_digest: sha256:unset
+obligations: [{obligations}]
+lemmas: [{stem}.loss_is_epsilon]
+vetted: never
+vetted_commit: none
+---
+# `make_{stem}`
+
+Impl: `src/{pkg}/{stem}.py` · Spec: `src/{pkg}/specs/{stem}.py` · Status: `vetdp proofs status {stem}`.
+
+## Preconditions
+
+`epsilon` a float64 in $(0, 700]$; anything else raises naming it.
+
+## Pseudocode
+
+```
+1  def make_{stem}(epsilon):
+2      check 0 < epsilon <= 700
+3      p = KEEP_PROBABILITY(epsilon)           # 1/(1 + e^-ε), rounded down
+4      eps = LOSS(p)                           # ln(p/(1 − p)), rounded up
+5      function(x) = x with probability p, else not x
+6      privacy_map(d_in) = 0 if d_in == 0 else eps
+```
+
+## Postcondition
+
+For all $x \\ne x'$: $D_\\infty(M(x) \\,\\|\\, M(x')) \\le \\mathrm{{map}}(1)$,
+and $\\mathrm{{map}}(1) \\le \\varepsilon$.
+
+## Proof
+
+The output equals the input with probability exactly the float $p \\ge \\tfrac12$, so the largest likelihood
+ratio is $p/(1-p)$ and the loss is $\\ln\\frac{{p}}{{1-p}}$. Obligations `{stem}.epsilon.*` (z3) prove that line 4
+never overflows and that its float is $\\ge$ that loss; obligations `{stem}.keep_probability.*` that the float $p$
+is $\\le 1/(1+e^{{-\\varepsilon}})$ and in $[\\tfrac12, 1]$, so the loss is at most $\\varepsilon$ (lemma
+`{stem}.loss_is_epsilon`). $\\square$
+"""
+
+_WORKFLOW = """# vetdp: the merge gate runs every spec, proof and z3 obligation of this project;
+# a nightly run goes deeper.
+name: vetdp
+on:
+  push:
+  pull_request:
+  schedule:
+    - cron: "17 3 * * *"
+
+jobs:
+  gate:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+      # vetdp is not on PyPI: set the repository variable VETDP_SOURCE, e.g.
+      # "vetdp @ git+https://github.com/OWNER/vetdp.git@TAG" or a wheel's URL.
+      - run: pip install "${{{{ vars.VETDP_SOURCE }}}}" pytest
+      - run: vetdp check --junit vetdp.xml
+      - run: vetdp proofs status
+      - if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: vetdp-report
+          path: vetdp.xml
+
+  deep:
+    if: github.event_name == 'schedule'
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+      - run: pip install "${{{{ vars.VETDP_SOURCE }}}}" pytest
+      - run: vetdp check --deep --markdown vetdp-deep.md
+"""
+
+
+def _identifier(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.isidentifier() or not value.islower():
+        raise click.BadParameter(f"{param.opts[0]}={value!r} must be a lower-case Python identifier, e.g. mydp",
+                                 ctx=ctx, param=param)
+    return value
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False), default=".")
+@click.option("--package", "pkg", default="mydp", show_default=True, callback=_identifier,
+              help="The Python package to create under src/.")
+@click.option("--mechanism", "stem", default="coin", show_default=True, callback=_identifier,
+              help="The sample mechanism's stem (module, spec and proof are paired by it).")
+def init(directory: str, pkg: str, stem: str) -> None:
+    """Scaffold a project that vets its own mechanism: [tool.vetdp], a sample mechanism, its spec, its pinned
+    proof and a CI workflow; `vetdp check` passes on it straight away. Exit 2 if a file it would write exists."""
+    root = Path(directory).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    pyproject = root / "pyproject.toml"
+    files = {
+        root / "src" / pkg / "__init__.py": f'"""{pkg}: differential-privacy mechanisms vetted with vetdp."""\n',
+        root / "src" / pkg / f"{stem}.py": _MECHANISM.format(pkg=pkg, stem=stem),
+        root / "src" / pkg / "lemmas.py": _LEMMAS.format(pkg=pkg, stem=stem),
+        root / "src" / pkg / "specs" / "__init__.py": f'"""The specs of {pkg}, one module per mechanism."""\n',
+        root / "src" / pkg / "specs" / f"{stem}.py": _SPEC.format(pkg=pkg, stem=stem),
+        root / ".github" / "workflows" / "vetdp.yml": _WORKFLOW.format(),
+    }
+    existing = [str(p) for p in [*files, root / "proofs" / f"{stem}.md"] if p.exists()]
+    if pyproject.is_file() and "[tool.vetdp]" in pyproject.read_text(encoding="utf-8"):
+        existing.insert(0, f"{pyproject} (already has a [tool.vetdp] table)")
+    if existing:
+        click.echo(f"error: vetdp init never overwrites; already there: {', '.join(existing)}", err=True)
+        sys.exit(int(ExitCode.ERROR))
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    head = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else _PYPROJECT.format(pkg=pkg)
+    pyproject.write_text(head.rstrip("\n") + "\n" + _TABLE.format(pkg=pkg), encoding="utf-8")
+    code = _write_proof(root, pkg, stem)
+    for path in [pyproject, *files, root / "proofs" / f"{stem}.md"]:
+        click.echo(f"wrote {path.relative_to(root)}")
+    if code == ExitCode.OK:
+        click.echo(f"next: cd {root} && vetdp check   (then replace src/{pkg}/{stem}.py with your mechanism)")
+    sys.exit(int(code))
+
+
+def _write_proof(root: Path, pkg: str, stem: str) -> ExitCode:
+    """Write proofs/<stem>.md with the sample constants' obligations and bless it (z3 and sympy run now)."""
+    from vetdp.obligations.check import constant_obligations
+    from vetdp.obligations.pinning import Pinning, ProofError
+    from vetdp.project import ProjectError, project_scope
+
+    try:
+        with project_scope(root) as project:
+            project.spec_module_names()  # imports the package, which registers its constants and lemmas
+            ids: list[str] = []
+            for cid in (f"{stem}.keep_probability", f"{stem}.epsilon"):
+                ids += [i for i in constant_obligations(cid) if i not in ids]
+            contracts = sorted(i for i in ids if i.startswith("contract."))
+            ids = [i for i in ids if not i.startswith("contract.")] + contracts
+            path = root / "proofs" / f"{stem}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_PROOF.format(pkg=pkg, stem=stem, obligations=", ".join(ids)), encoding="utf-8")
+            Pinning(project.proofs_dir).bless(stem)
+    except (ProjectError, ProofError, KeyError) as e:
+        click.echo(f"error: the scaffold was written but its proof could not be blessed: {e}", err=True)
+        return ExitCode.ERROR
+    return ExitCode.OK
