@@ -99,7 +99,12 @@ def _loss_finding(claim: float, d_in: int, dists: dict, pairs) -> tuple[Finding,
     if cmp.verdict is Verdict.SOUND:
         return Finding(True, f"map({d_in}) >= exact loss", **common), (md, cmp)
     if cmp.verdict is Verdict.UNSOUND:
-        return Finding(False, f"map({d_in}) = {claim!r} is below the exact loss {cmp.truth!r}", **common), (md, cmp)
+        if cmp.truth_lo is None:
+            return Finding(False, f"map({d_in}) = {claim!r} but the exact loss is infinite (an output possible under "
+                           "x is impossible under x')", **common), (md, cmp)
+        short = cmp.truth_lo - Fraction(claim)  # a lower bound on the shortfall, exact
+        return Finding(False, f"map({d_in}) = {claim!r} is below the exact loss {cmp.truth:.17g} (short by at least "
+                       f"{float(short):.3g})", **common), (md, cmp)
     return Finding(False, f"map({d_in}) and the exact loss not separated at 16384 bits", undecided=True,
                    **common), (md, cmp)
 
