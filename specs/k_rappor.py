@@ -1,18 +1,27 @@
 """Hoare triple of make_k_rappor (impl/k_rappor.py).
 
 Pre: input_domain a BitVectorDomain with max_weight k and a length; epsilon a float in (0, inf).
+Law: every bit flipped independently with probability q = K_RAPPOR_FLIP_PROBABILITY(ε, m),
+the float 1/(1 + e^(ε/2m)) rounded up (impl/k_rappor.py), m the domain's max_weight.
 Post: map(1) >= the exact max-divergence of the mechanism with the flip probability it
-actually uses (and map(1) <= epsilon), tight within 2**-30.
+actually uses (and map(1) <= epsilon), tight within 2**-30; map(d_in >= 2) refuses by
+raising ValueError (it is the bit-vector map under the discrete distance).
+Search: lengths up to 7 drawn, 8 pinned (10 with --deep) and max_weights 3, 5, 6, 7, ... where ε/(2m) is not a
+float, so the rounding of the constant matters; inputs also as lists and NumPy arrays.
 Proof: proofs/k_rappor.md
 """
 
 import math
+from fractions import Fraction
 
 from hypothesis import strategies as st
 
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
-from vetdp.specs.randomized_response_bitvec import all_vectors, outside
+from vetdp.impl.k_rappor import k_rappor_flip_probability
+from vetdp.specs.randomized_response_bitvec import flip_law, inputs, lengths, outside, shape_edges
+
+EPSILON_EDGES = [5e-324, 1e-12, 0.5, 1.0, 2.0, 3.0, 10.0, 700.0]
 
 
 def build(ctor, p):
@@ -24,12 +33,41 @@ def params(deep: bool):
     def for_k(k: int):
         return st.fixed_dictionaries({
             "k": st.just(k),
-            "m": st.integers(1, k + 1),
-            "epsilon": floats_in(5e-324, 700.0, edges=[5e-324, 1e-12, 0.5, 1.0, 2.0, 10.0, 700.0]),
+            # 2m not a power of two (3, 5, 6, 7, ...): ε/(2m) is then inexact for almost every ε
+            "m": st.one_of(st.integers(1, k + 1), st.sampled_from([3, 5, 6, 7, 10**6])),
+            "epsilon": floats_in(5e-324, 700.0, edges=EPSILON_EDGES),
             "constant_time": st.booleans(),
         })
 
-    return st.integers(1, 7 if deep else 4).flatmap(for_k)
+    # three draws in four short: the long ones matter for k >= 2m with m >= 3, their law is the bit-vector one
+    return lengths(deep, short_weight=3).flatmap(for_k)
+
+
+def flip(p) -> float:
+    """The float flip probability the implementation must use (its one definition, impl/k_rappor.py)."""
+    return k_rappor_flip_probability(p["epsilon"], p["m"])
+
+
+def law(p, x):
+    """P[M(x) = y]: every bit of x flipped independently with probability :func:`flip`."""
+    return flip_law(x, Fraction(flip(p)))
+
+
+def edges(p) -> list[str]:
+    """Boundary classes: the shape and container edges of bit vectors, ε/(2m) exactness, q = 1/2, ε extremes."""
+    eps, m = p["epsilon"], p["m"]
+    out = shape_edges(p)
+    ratio = Fraction(eps) / (2 * m)
+    out.append("ε/(2m) exact" if Fraction(float(ratio)) == ratio else "ε/(2m) inexact")
+    if flip(p) == 0.5:
+        out.append("q=1/2 (pure noise)")
+    if eps < 2.2250738585072014e-308:
+        out.append("ε subnormal")
+    if eps >= 700.0:
+        out.append("ε=700")
+    if p.get("constant_time"):
+        out.append("constant_time")
+    return out
 
 
 def _bad(id_, error, names=("epsilon",), **kw):
@@ -49,6 +87,9 @@ SPECS = [
             {"k": 2, "m": 1, "epsilon": 700.0, "constant_time": False},
             {"k": 2, "m": 1, "epsilon": 5e-324, "constant_time": False},
             {"k": 3, "m": 10**6, "epsilon": 1.0, "constant_time": False},  # huge max_weight
+            {"k": 8, "m": 3, "epsilon": 1.0, "constant_time": False},  # ε/6 inexact, length 8
+            {"k": 6, "m": 5, "epsilon": 3.0, "constant_time": True},  # ε/10 inexact, k < 2m
+            {"k": 7, "m": 7, "epsilon": 0.1, "constant_time": False},  # ε/14 inexact, every vector
         ],
         bad=[
             _bad("epsilon_zero", ValueError, epsilon=0.0),
@@ -61,9 +102,12 @@ SPECS = [
             _bad("domain_not_bitvector", TypeError, ("input_domain",), input_domain=AtomDomain(bool)),
             _bad("constant_time_int", TypeError, ("constant_time",), constant_time=0),
         ],
-        inputs=lambda p: all_vectors(p["k"], p["m"]),
+        inputs=inputs,
         outside=outside,
         constant_time_param="constant_time",
         describe="k-RAPPOR parameterised by epsilon",
+        law=law,
+        max_d_in=3,
+        edges=edges,
     )
 ]

@@ -1,50 +1,198 @@
 """Hoare triple of make_randomized_response (impl/randomized_response.py) and its estimator.
 
 Pre: >= 2 distinct categories of one type; prob a float with 1/t <= prob < 1 (exactly).
-Post: map(0) = 0, map(1) >= the exact max-divergence over all categories plus one input
-outside them (tight within 2**-30); no input-dependent errors; other types rejected.
+Law: an input among the t categories is kept with probability prob and otherwise replaced by
+one of the other t − 1 categories, uniformly: P[y = x] = prob, P[y = c] = (1 − prob)/(t − 1)
+for c != x. An input of the categories' type but outside them yields a uniform category:
+P[y = c] = 1/t.
+Post: map(0) = 0, map(d >= 1) >= the exact max-divergence over the enumerated categories
+plus outsiders below, between and above them (tight within 2**-30; the discrete distance, so
+map(d) is the same for every d >= 1); no input-dependent errors; other types rejected, NumPy
+scalars and arrays included.
+Search: t from 2 to 16 (every category enumerated), 17..64, and with --deep up to 300 and
+1000..2000 (T_BANDS; beyond 16 a spread of categories: first, last, smallest, largest and
+seeded others, each costing ~2t paths);
+int categories with gaps, possibly negative, and str categories, in shuffled, reversed or
+sorted order; prob at 1/t rounded up, the next float, 1/2 and 1 − 2**-53.
 Estimator: E[N̂_y] = N_y exactly; Var(N̂_y) = randomized_response_count_variance.
 Proof: proofs/randomized_response.md
 """
 
+import itertools
 import math
 from fractions import Fraction
 
+import numpy as np
 from hypothesis import strategies as st
 
-from vetdp.engine.spec import BadParams, EstimatorSpec, MeasurementSpec, at_least, boundary_probabilities, floats_in
+from vetdp.engine.spec import (
+    BadParams,
+    EstimatorSpec,
+    MeasurementSpec,
+    at_least,
+    boundary_probabilities,
+    floats_in,
+    seeded_permutation,
+    spread,
+)
 from vetdp.impl.randomized_response import randomized_response_count_variance
 
 P_MAX = math.nextafter(1.0, 0.0)
-
+ALL_CATEGORIES_UP_TO = 16  # larger t enumerates a spread of SPREAD categories (plus outsiders)
+SPREAD = 5
+# Bands of t as ((low, high), weight), for the default run and for --deep. One input costs about 2t
+# enumerated paths; while sample_uniform_int_below branches over a list of t outcomes per call, a path
+# costs O(t) too, so t in the thousands (8 s per input at t = 2000) stays behind --deep.
+T_BANDS = {False: [((2, ALL_CATEGORIES_UP_TO), 4), ((17, 64), 2)],
+           True: [((2, ALL_CATEGORIES_UP_TO), 3), ((17, 300), 2), ((1000, 2000), 1)]}
 
 def categories_of(t: int, kind: str) -> list:
     return list(range(t)) if kind == "int" else [f"c{i}" for i in range(t)]
+
+
+def layout(t: int, kind: str, step: int = 1, offset: int = 0, order: str = "sorted", seed: int = 0) -> list:
+    """t categories of ``kind`` ("int" or "str") spaced ``step`` apart from ``offset``, in ``order``
+    ("sorted", "reversed" or "shuffled" by ``seed``)."""
+    values = [offset + step * i for i in range(t)]
+    cats = values if kind == "int" else [f"c{v}" for v in values]
+    if kind == "str" and order == "sorted":
+        cats.sort()
+    if order == "reversed":
+        cats.reverse()
+    elif order == "shuffled":
+        cats = [cats[i] for i in seeded_permutation(t, seed)]
+    return cats
 
 
 def build(ctor, p):
     return ctor(p["categories"], p["prob"])
 
 
+def category_counts(deep: bool) -> st.SearchStrategy[int]:
+    """t drawn from the bands of :data:`T_BANDS`, each band as often as its weight says."""
+    bands = [band for band, weight in T_BANDS[deep] for _ in range(weight)]
+    return st.sampled_from(bands).flatmap(lambda band: st.integers(*band))
+
+
 def params(deep: bool):
     def for_t(t: int):
+        arrangement = st.builds(layout, st.just(t), st.sampled_from(["int", "str"]), st.integers(1, 4),
+                                st.integers(-5, 5), st.sampled_from(["sorted", "shuffled", "reversed", "shuffled"]),
+                                st.integers(0, 255))
         return st.fixed_dictionaries({
-            "categories": st.sampled_from(["int", "str"]).map(lambda kind: categories_of(t, kind)),
+            "categories": arrangement,
             "prob": floats_in(at_least(Fraction(1, t)), P_MAX, edges=boundary_probabilities(t)),
         })
 
-    return st.integers(2, 48 if deep else 8).flatmap(for_t)
+    return category_counts(deep).flatmap(for_t)
+
+
+def outsiders(cats: list) -> dict[str, object]:
+    """Values of the categories' type outside them, keyed "below", "between" and "above" (those that exist)."""
+    found: dict[str, object] = {}
+    members = set(cats)
+    ordered = sorted(cats)
+    if isinstance(cats[0], bool):
+        return found
+    if isinstance(cats[0], int):
+        found["below"], found["above"] = ordered[0] - 1, ordered[-1] + 1
+        gap = next((a + 1 for a, b in itertools.pairwise(ordered) if b > a + 1), None)
+        if gap is not None:
+            found["between"] = gap
+    elif isinstance(cats[0], str):
+        if "" not in members:
+            found["below"] = ""
+        found["above"] = ordered[-1] + "\x00"
+        between = ordered[0] + "\x00"
+        if between not in members and between < ordered[1]:
+            found["between"] = between
+    elif isinstance(cats[0], float):
+        found["below"], found["above"] = ordered[0] - 1.0, ordered[-1] + 1.0
+        middle = ordered[0] / 2 + ordered[1] / 2
+        if middle not in members:
+            found["between"] = middle
+    return found
+
+
+def chosen_categories(cats: list) -> list:
+    """All categories when t <= ALL_CATEGORIES_UP_TO, else the first and last in list order, the
+    smallest and the largest, and seeded others."""
+    t = len(cats)
+    if t <= ALL_CATEGORIES_UP_TO:
+        return list(cats)
+    picked = set(spread(t, SPREAD, seed=t))
+    ordered = sorted(range(t), key=cats.__getitem__)
+    picked |= {ordered[0], ordered[-1]}
+    return [cats[i] for i in sorted(picked)]
 
 
 def inputs(p):
+    """Enumerated inputs: :func:`chosen_categories`, the outsiders below/between/above (none exist for
+    bool categories), and for str categories one category as a NumPy str scalar (a str subclass the
+    domain accepts)."""
     cats = p["categories"]
-    outside = len(cats) if isinstance(cats[0], int) else "not-a-category"
-    return [*cats, outside]
+    out = [*chosen_categories(cats), *outsiders(cats).values()]
+    if isinstance(cats[0], str):
+        out.append(np.str_(cats[-1]))
+    return out
+
+
+def law(p, x):
+    """P[M(x) = y] for an in-domain x (see the module docstring), exactly."""
+    cats = p["categories"]
+    kind = type(cats[0])
+    if not isinstance(x, kind) or (kind is int and isinstance(x, bool)):
+        raise TypeError(f"x={x!r} is not of the categories' type {kind.__name__}")
+    t = len(cats)
+    prob = Fraction(p["prob"])
+    if x in set(cats):
+        lie = (1 - prob) / (t - 1)
+        dist = {c: lie for c in cats}
+        dist[cats[cats.index(x)]] = prob
+        return {c: q for c, q in dist.items() if q}
+    return {c: Fraction(1, t) for c in cats}
+
+
+def edges(p) -> list[str]:
+    """Boundary classes: t band, prob edges, category type, order and gaps, outsiders, NumPy inputs."""
+    cats, prob = p["categories"], p["prob"]
+    t = len(cats)
+    out = ["t=2" if t == 2 else f"t<={ALL_CATEGORIES_UP_TO}" if t <= ALL_CATEGORIES_UP_TO
+           else "t<1000" if t < 1000 else "t>=1000"]
+    lo = at_least(Fraction(1, t))
+    if Fraction(prob) == Fraction(1, t):
+        out.append("prob=1/t exact (uniform)")
+    elif prob == lo:
+        out.append("prob=1/t↑")
+    elif prob == math.nextafter(lo, 1.0):
+        out.append("prob=1/t↑+ulp")
+    if prob == P_MAX:
+        out.append("prob=1−2⁻⁵³")
+    if prob == 0.5:
+        out.append("prob=1/2")
+    kind = type(cats[0]).__name__
+    out.append(f"{kind} categories")
+    ordered = sorted(cats)
+    out.append("sorted categories" if cats == ordered else "reversed categories" if cats == ordered[::-1]
+               else "shuffled categories")
+    if isinstance(cats[0], int) and ordered[-1] - ordered[0] + 1 > t:
+        out.append("int categories with gaps")
+    if isinstance(cats[0], int) and ordered[0] < 0:
+        out.append("negative categories")
+    out += [f"outsider {where}" for where in outsiders(cats)]
+    if isinstance(cats[0], str):
+        out.append("numpy input")
+    out.append("numpy outside")
+    return out
 
 
 def outside(p):
+    """Values of other types (NumPy scalars and arrays of a category included), which must be rejected."""
     cats = p["categories"]
-    return ["c0", 1.5, None, True] if isinstance(cats[0], int) else [0, None, b"c0", 1.5]
+    c = cats[0]
+    if isinstance(c, int):
+        return ["c0", 1.5, None, True, float(c), np.int64(c), np.array(c), np.array([c]), [c], (c,)]
+    return [0, None, b"c0", 1.5, np.array(c), np.array([c]), [c], (c,), np.bytes_(b"c0")]
 
 
 def _bad(id_, error, names=("prob",), **kw):
@@ -63,6 +211,9 @@ MEASUREMENT = MeasurementSpec(
         {"categories": [0, 1, 2, 3], "prob": 0.25},
         {"categories": categories_of(7, "str"), "prob": at_least(Fraction(1, 7))},
         {"categories": categories_of(32, "int"), "prob": 0.9},
+        {"categories": layout(7, "int", step=3, offset=-4, order="shuffled", seed=1), "prob": at_least(Fraction(1, 7))},
+        {"categories": layout(12, "str", step=2, order="shuffled", seed=2), "prob": P_MAX},
+        {"categories": layout(40, "int", step=2, offset=1, order="reversed"), "prob": 0.5},
     ],
     bad=[
         _bad("one_category", ValueError, ("categories",), categories=["a"]),
@@ -83,6 +234,9 @@ MEASUREMENT = MeasurementSpec(
     inputs=inputs,
     outside=outside,
     describe="categorical randomized response",
+    law=law,
+    max_d_in=3,
+    edges=edges,
 )
 
 
@@ -109,10 +263,9 @@ def _truth(p):
     return [Fraction(p["dataset"].count(c)) for c in p["categories"]]
 
 
-def _variance(p):
+def _variance(p, variance=randomized_response_count_variance):
     n, t = len(p["dataset"]), len(p["categories"])
-    return [randomized_response_count_variance(n, p["dataset"].count(c), p["prob"], t, exact=True)
-            for c in p["categories"]]
+    return [variance(n, p["dataset"].count(c), p["prob"], t, exact=True) for c in p["categories"]]
 
 
 ESTIMATOR = EstimatorSpec(
@@ -126,6 +279,7 @@ ESTIMATOR = EstimatorSpec(
     estimate=_estimate,
     truth=_truth,
     claims=lambda p: {"variance": _variance(p)},
+    claim_calls={"variance": lambda fn, p: _variance(p, fn)},
     bad=[
         ("prob_one_over_t", lambda est: est(["a"], ["a", "b"], 0.5), ValueError, ("prob",)),
         ("no_answers", lambda est: est([], ["a", "b"], 0.75), ValueError, ("answers",)),

@@ -2,12 +2,21 @@
 
 Pre: input_domain a BitVectorDomain with max_weight m and length k; input_metric a
 DiscreteDistance; f a float in (0, 1]; constant_time a bool.
+Law: every bit flipped independently with probability q = flip_probability(f) (f/2 rounded
+up: f/2 is inexact exactly when f = n·2**-1074 with n odd and n < 2**53, i.e. for odd
+subnormals AND for the odd floats of the lowest normal binade [2**-1022, 2**-1021)), so
+P[y | x] = q^h (1−q)^(k−h), h the Hamming distance of x and y.
 Post: map(0) = 0, map(1) >= the exact max-divergence over every bit vector of length k
-with at most m set bits (tight within 2**-30, also when k < 2m); no input-dependent
-errors; wrong lengths, heavy or non-bit vectors rejected before randomness; with
-constant_time the bytes read never depend on the input.
+with at most m set bits (tight within 2**-30, also when k < 2m); map(d_in >= 2) refuses
+by raising ValueError (the 2025 proof; d_in is a discrete distance); no input-dependent
+errors; wrong lengths, heavy or non-bit vectors rejected before randomness, also as NumPy
+arrays; with constant_time the bytes read never depend on the input.
 Estimators: exact unbiasedness; count variance n(f − f²/2)/(2(1−f)²) per coordinate and
 its k-fold MSE (2025 proof); frequency MSE k(f − f²/2)/(2n(1−f)²) (2024 proof).
+Search: k up to 7 drawn plus pinned k = 8 (10 with --deep); every vector when k <= 4, else a
+subset that holds a pair at the largest Hamming distance min(2m, k); f at the float edges and
+n·2**-1074 for every residue of n mod 4, small and large n (on k <= 4; rounding is per bit);
+inputs also as lists, NumPy bool/int64/uint8 arrays and tuples of NumPy integers and bools.
 Proof: proofs/randomized_response_bitvec.md
 """
 
@@ -15,17 +24,32 @@ import itertools
 import math
 from fractions import Fraction
 
+import numpy as np
 from hypothesis import strategies as st
 
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
-from vetdp.engine.spec import BadParams, EstimatorSpec, MeasurementSpec, floats_in
+from vetdp.engine.spec import (
+    BadParams,
+    EstimatorSpec,
+    MeasurementSpec,
+    floats_in,
+    seeded_permutation,
+    tiny_float,
+    tiny_floats,
+    tiny_numerator,
+)
 from vetdp.impl.randomized_response_bitvec import (
+    flip_probability,
     randomized_response_bitvec_count_mse,
     randomized_response_bitvec_count_variance,
     randomized_response_bitvec_frequency_mse,
 )
 
-F_EDGES = [5e-324, 1.5e-323, 2.2250738585072014e-308, 1e-300, 1e-9, 0.25, 0.5, math.nextafter(1.0, 0.0), 1.0]
+P_MAX = math.nextafter(1.0, 0.0)
+LOWEST_NORMAL = 2.2250738585072014e-308  # 2**-1022
+F_EDGES = [5e-324, 1e-323, 1.5e-323, 2e-323, LOWEST_NORMAL, math.nextafter(LOWEST_NORMAL, 1.0),
+           math.nextafter(2 * LOWEST_NORMAL, 0.0), 2 * LOWEST_NORMAL, 1e-300, 1e-9, 0.25, 0.5, P_MAX, 1.0]
+ALL_VECTORS_UP_TO = 4  # lengths up to this enumerate every input; longer ones a structured subset
 
 
 def build(ctor, p):
@@ -34,16 +58,41 @@ def build(ctor, p):
     return ctor(domain, metric, p["f"], p["constant_time"])
 
 
+def weights(k: int) -> st.SearchStrategy[int]:
+    """max_weight for length k: 1..k+2, plus k (every vector) and a huge bound."""
+    return st.one_of(st.integers(1, k + 2), st.sampled_from([k, 10**6]))
+
+
+def flip_parameters(k: int, deep: bool) -> st.SearchStrategy[float]:
+    """f for length k: the float edges and n·2**-1074 for every residue of n mod 4 on short vectors; on
+    long ones (k > ALL_VECTORS_UP_TO, unless deep) f >= 2**-20, since rounding is per bit and the exact
+    probabilities of tiny f cost thousands of bits per path."""
+    if k <= ALL_VECTORS_UP_TO or deep:
+        return st.one_of(floats_in(5e-324, 1.0, edges=F_EDGES), tiny_floats(4))
+    return floats_in(2.0**-20, 1.0, edges=[2.0**-20, 0.25, 0.5, P_MAX, 1.0])
+
+
 def params(deep: bool):
     def for_k(k: int):
         return st.fixed_dictionaries({
             "k": st.just(k),
-            "m": st.integers(1, k + 2),
-            "f": floats_in(5e-324, 1.0, edges=F_EDGES),
+            "m": weights(k),
+            "f": flip_parameters(k, deep),
             "constant_time": st.booleans(),
         })
 
-    return st.integers(1, 8 if deep else 5).flatmap(for_k)
+    return lengths(deep).flatmap(for_k)
+
+
+LONGEST = {False: 7, True: 10}  # drawn lengths; the pinned examples add k = 8 to the default run
+
+
+def lengths(deep: bool, short_weight: int = 2) -> st.SearchStrategy[int]:
+    """Vector lengths: 1..ALL_VECTORS_UP_TO ``short_weight`` draws in ``short_weight + 1`` (every input
+    enumerated), else up to LONGEST[deep] (2**k paths per input, a subset of inputs)."""
+    short = list(range(1, ALL_VECTORS_UP_TO + 1))
+    long = list(range(ALL_VECTORS_UP_TO + 1, LONGEST[deep] + 1))
+    return st.sampled_from(short * (short_weight * len(long)) + long * len(short))
 
 
 def all_vectors(k: int, m: int) -> list[tuple[bool, ...]]:
@@ -51,13 +100,117 @@ def all_vectors(k: int, m: int) -> list[tuple[bool, ...]]:
     return [v for v in itertools.product((False, True), repeat=k) if sum(v) <= m]
 
 
-def outside(p):
+def _ones(k: int, positions) -> tuple[bool, ...]:
+    chosen = set(positions)
+    return tuple(i in chosen for i in range(k))
+
+
+def vectors(k: int, m: int) -> list[tuple[bool, ...]]:
+    """In-domain bit vectors to enumerate: all of them when k <= ALL_VECTORS_UP_TO, else the zero
+    vector, the first and last unit vectors, blocks of min(m, k) ones at both ends, a pair at the
+    largest Hamming distance min(2m, k), a sparse comb and two seeded random vectors."""
+    if k <= ALL_VECTORS_UP_TO:
+        return all_vectors(k, m)
+    w = min(m, k)
+    wb = min(m, k - w)
+    found = {_ones(k, ()), _ones(k, [0]), _ones(k, [k - 1]), _ones(k, range(w)), _ones(k, range(w, w + wb)),
+             _ones(k, range(k - w, k)), _ones(k, list(range(0, k, 2))[:w])}
+    for rep, weight in enumerate((min(2, w), (w + 1) // 2)):
+        found.add(_ones(k, seeded_permutation(k, 1000 * k + 10 * weight + rep)[:weight]))
+    return sorted(found)
+
+
+def containers(v: tuple[bool, ...], block: tuple[bool, ...], k: int) -> list:
+    """Two in-domain vectors in the other containers the domain accepts: a list, NumPy bool, int64 and
+    uint8 arrays, tuples of NumPy integers and of NumPy bools (long vectors: only a bool and an int64
+    array, to save paths)."""
+    if k > ALL_VECTORS_UP_TO:
+        return [np.array(v, dtype=bool), np.array(block, dtype=np.int64)]
+    return [list(v), np.array(v, dtype=bool), np.array(v, dtype=np.int64), np.array(block, dtype=np.uint8),
+            tuple(np.int8(b) for b in v), tuple(np.bool_(b) for b in block)]
+
+
+def inputs(p):
+    """Frozen vectors (see :func:`vectors`) plus two of them in other containers (:func:`containers`)."""
     k, m = p["k"], p["m"]
-    bad = [(0,) * (k + 1), "0" * k, None, (2,) + (0,) * (k - 1), (0.5,) + (0,) * (k - 1)]
+    vs = vectors(k, m)
+    block = _ones(k, range(min(m, k)))
+    return [*vs, *containers(_ones(k, [0]), block, k)]
+
+
+def bits_of(x) -> tuple[bool, ...]:
+    """An in-domain input (any container of 0/1 or bools) as a tuple of bools."""
+    items = x.tolist() if isinstance(x, np.ndarray) else list(x)
+    if not all(b in (0, 1) for b in items):
+        raise ValueError(f"x={x!r} is not a vector of bits")
+    return tuple(bool(b) for b in items)
+
+
+def flip_law(x, q: Fraction) -> dict[tuple[bool, ...], Fraction]:
+    """The law of x with every bit flipped independently with probability q: y -> q^h (1−q)^(k−h)."""
+    bits = bits_of(x)
+    k = len(bits)
+    if not 0 < q < 1:
+        raise ValueError(f"q={q} must be in (0, 1)")
+    power = [q**h * (1 - q) ** (k - h) for h in range(k + 1)]
+    return {y: power[sum(a != b for a, b in zip(y, bits, strict=True))]
+            for y in itertools.product((False, True), repeat=k)}
+
+
+def law(p, x):
+    """P[M(x) = y]: every bit of x flipped with the float flip probability q = flip_probability(f)."""
+    return flip_law(x, Fraction(flip_probability(p["f"])))
+
+
+def edges(p) -> list[str]:
+    """Boundary classes of bit-vector parameters (shared with k_rappor through :func:`shape_edges`)."""
+    f = p["f"]
+    out = shape_edges(p)
+    n = tiny_numerator(f)
+    if n is not None:
+        out.append(f"f=n·2⁻¹⁰⁷⁴ n≡{n % 4} mod 4 " + ("subnormal" if n < 2**52 else "lowest normal binade")
+                   + (" small n" if n <= 64 else ""))
+    if Fraction(flip_probability(f)) != Fraction(f) / 2:
+        out.append("f/2 inexact (rounded up)")
+    if f == 1.0:
+        out.append("f=1 (pure noise)")
+    if f == P_MAX:
+        out.append("f=1−2⁻⁵³")
+    if p.get("constant_time"):
+        out.append("constant_time")
+    return out
+
+
+def shape_edges(p) -> list[str]:
+    """Edges of the (length k, max_weight m) shape and of the input containers."""
+    k, m = p["k"], p["m"]
+    out = ["k<2m" if k < 2 * m else "k=2m" if k == 2 * m else "k>2m", "numpy input", "numpy outside"]
+    if k <= ALL_VECTORS_UP_TO:
+        out.append("list input")
+    if m >= k:
+        out.append("m>=k (every vector)")
+    if m >= 10**6:
+        out.append("huge max_weight")
+    if k == 1:
+        out.append("k=1")
+    if k >= 8:
+        out.append("k>=8")
+    out.append("all inputs" if k <= ALL_VECTORS_UP_TO else "input subset")
+    return out
+
+
+def outside(p):
+    """Vectors outside the domain: wrong length, non-bits, too heavy, wrong container — also as NumPy arrays."""
+    k, m = p["k"], p["m"]
+    bad = [(0,) * (k + 1), "0" * k, b"\x00" * k, None, 0, (2,) + (0,) * (k - 1), (0.5,) + (0,) * (k - 1),
+           (1.0,) + (0.0,) * (k - 1), (-1,) + (0,) * (k - 1),
+           np.zeros(k + 1, dtype=np.int64), np.zeros(k + 1, dtype=bool), np.array([2] + [0] * (k - 1)),
+           np.zeros(k, dtype=np.float64), np.zeros((1, k), dtype=np.int64), np.array(0)]
     if k > 1:
-        bad.append((0,) * (k - 1))
+        bad += [(0,) * (k - 1), np.zeros(k - 1, dtype=np.int64)]
     if m + 1 <= k:
-        bad.append((1,) * (m + 1) + (0,) * (k - m - 1))
+        heavy = (1,) * (m + 1) + (0,) * (k - m - 1)
+        bad += [heavy, np.array(heavy, dtype=np.int64), np.array(heavy, dtype=bool), list(heavy)]
     return bad
 
 
@@ -77,8 +230,14 @@ MEASUREMENT = MeasurementSpec(
         {"k": 2, "m": 1, "f": 1.5e-323, "constant_time": True},  # f/2 is not a float: rounded up
         {"k": 4, "m": 2, "f": 1.0, "constant_time": False},  # pure noise: map 0
         {"k": 5, "m": 2, "f": math.nextafter(1.0, 0.0), "constant_time": True},
-        {"k": 10, "m": 2, "f": 0.5, "constant_time": False},  # length 10: 56 inputs × 1024 paths
         {"k": 3, "m": 10**6, "f": 0.125, "constant_time": False},  # huge max_weight: d = k
+        {"k": 2, "m": 1, "f": 1e-323, "constant_time": False},  # n = 2: f/2 exact
+        {"k": 2, "m": 2, "f": 2e-323, "constant_time": False},  # n = 4 ≡ 0 mod 4
+        {"k": 3, "m": 1, "f": tiny_float(2**52 - 3), "constant_time": False},  # large subnormal n ≡ 1 mod 4
+        {"k": 2, "m": 1, "f": tiny_float(2**52 - 1), "constant_time": False},  # large subnormal n ≡ 3 mod 4
+        {"k": 2, "m": 1, "f": tiny_float(2**52 + 1), "constant_time": True},  # normal f, f/2 inexact
+        {"k": 3, "m": 2, "f": tiny_float(2**53 - 1), "constant_time": False},  # normal f, n ≡ 3 mod 4
+        {"k": 8, "m": 3, "f": 0.375, "constant_time": False},  # length 8, input subset
     ],
     bad=[
         _bad("max_weight_missing", ValueError, ("max_weight",), input_domain=bitvector_domain(length=4)),
@@ -94,10 +253,13 @@ MEASUREMENT = MeasurementSpec(
         _bad("f_bool", TypeError, f=True),
         _bad("constant_time_str", TypeError, ("constant_time",), constant_time="no"),
     ],
-    inputs=lambda p: all_vectors(p["k"], p["m"]),
+    inputs=inputs,
     outside=outside,
     constant_time_param="constant_time",
     describe="bit-vector randomized response (RAPPOR)",
+    law=law,
+    max_d_in=3,
+    edges=edges,
 )
 
 
@@ -146,6 +308,7 @@ COUNT_ESTIMATOR = EstimatorSpec(
     estimate=lambda est, answers, p: est(list(answers), p["f"], exact=True),
     truth=_truth_counts,
     claims=_count_claims,
+    claim_calls={"variance": lambda fn, p: [fn(len(p["dataset"]), p["f"], exact=True)] * p["k"]},
     bad=ESTIMATOR_BAD,
     describe="RAPPOR count estimator",
 )

@@ -1,18 +1,47 @@
 """Hoare triple of make_randomized_response_bool (impl/randomized_response_bool.py).
 
 Pre: prob a float in [1/2, 1); constant_time a bool.
-Post: map(0) = 0 and map(1) >= the exact max-divergence (tight within 2**-30); the function
-reads the same number of bytes for every input when constant_time is set.
+Law: P[y = x] = prob, P[y = not x] = 1 − prob.
+Post: map(0) = 0 and map(d >= 1) >= the exact max-divergence (tight within 2**-30; the
+discrete distance, so every d >= 1 has the same loss); the function reads the same number
+of bytes for every input when constant_time is set. Only Python bools are in the domain:
+ints, strings, NumPy bools (np.bool_ is not a bool subclass) and arrays are rejected.
 Proof: proofs/randomized_response_bool.md
 """
 
 import math
+from fractions import Fraction
 
+import numpy as np
 from hypothesis import strategies as st
 
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
 
 P_MAX = math.nextafter(1.0, 0.0)
+P_EDGES = [0.5, math.nextafter(0.5, 1.0), 0.75, math.nextafter(0.75, 1.0), 2 / 3, P_MAX]
+
+
+def law(p, x):
+    """P[M(x) = y] for a bool x: kept with probability prob, negated otherwise."""
+    if not isinstance(x, bool):
+        raise TypeError(f"x={x!r} must be a bool")
+    prob = Fraction(p["prob"])
+    return {x: prob, not x: 1 - prob}
+
+
+def edges(p) -> list[str]:
+    """Boundary classes of prob (1/2, 1/2 + ulp, 1 − 2**-53, a non-dyadic-looking value) and constant_time."""
+    prob = p["prob"]
+    labels = {0.5: "prob=1/2 (pure noise)", math.nextafter(0.5, 1.0): "prob=1/2+ulp", P_MAX: "prob=1−2⁻⁵³"}
+    out = [labels.get(prob, "prob interior"), "numpy outside"]
+    if p.get("constant_time"):
+        out.append("constant_time")
+    return out
+
+
+def outside(p):
+    """Non-bools: ints, strings, None, floats, NumPy bools and arrays."""
+    return [1, 0, "True", None, 0.5, np.bool_(True), np.bool_(False), np.array(True), np.array([True]), [True]]
 
 
 def build(ctor, p):
@@ -21,7 +50,7 @@ def build(ctor, p):
 
 def params(deep: bool):
     return st.fixed_dictionaries({
-        "prob": floats_in(0.5, P_MAX, edges=[0.5, math.nextafter(0.5, 1.0), 0.75, P_MAX]),
+        "prob": floats_in(0.5, P_MAX, edges=P_EDGES),
         "constant_time": st.booleans(),
     })
 
@@ -37,7 +66,8 @@ SPECS = [
         build=build,
         params=params,
         examples=[{"prob": 0.5, "constant_time": False}, {"prob": 0.75, "constant_time": True},
-                  {"prob": P_MAX, "constant_time": False}],
+                  {"prob": P_MAX, "constant_time": False}, {"prob": math.nextafter(0.5, 1.0), "constant_time": True},
+                  {"prob": 2 / 3, "constant_time": False}],
         bad=[
             _bad("prob_nan", ValueError, prob=math.nan),
             _bad("prob_inf", ValueError, prob=math.inf),
@@ -52,8 +82,11 @@ SPECS = [
             _bad("constant_time_int", TypeError, ("constant_time",), constant_time=1),
         ],
         inputs=lambda p: [True, False],
-        outside=lambda p: [1, 0, "True", None, 0.5],
+        outside=outside,
         constant_time_param="constant_time",
         describe="binary randomized response",
+        law=law,
+        max_d_in=3,
+        edges=edges,
     )
 ]

@@ -85,13 +85,31 @@ def pairs_within(spec: MeasurementSpec, params: dict, keys: list, d: int) -> lis
     return None
 
 
-def _loss_finding(claim: float, d_in: int, dists: dict, pairs) -> tuple[Finding, Any]:
+def _worst(dists: dict, pairs, cache: dict | None):
+    """max_divergence over ``pairs``, reusing per-pair results across calls that share ``cache``."""
+    if cache is None:
+        return max_divergence(dists, pairs)
+    if pairs is None:
+        if "all" not in cache:
+            cache["all"] = max_divergence(dists, None)
+        return cache["all"]
+    best = None
+    for pair in pairs:
+        if pair not in cache:
+            cache[pair] = max_divergence(dists, [pair])
+        md = cache[pair]
+        if best is None or (best.ratio is not None and (md.ratio is None or md.ratio > best.ratio)):
+            best = md
+    return best
+
+
+def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | None = None) -> tuple[Finding, Any]:
     """Whether claim >= the exact worst-case loss over ``pairs`` (no pairs: the loss is 0)."""
     if pairs is not None and not pairs:
         ok = claim >= 0
         return Finding(ok, f"map({d_in}) = {claim!r} " + (">= 0 = the exact loss (no pair of inputs is this close)"
                        if ok else "is below the exact loss 0"), claimed=claim, true=0.0, slack=claim), None
-    md = max_divergence(dists, pairs)
+    md = _worst(dists, pairs, cache)
     cmp = compare_claim(claim, None if md.ratio is None else ln_ratio_bracket(md.ratio))
     witness = {"d_in": d_in, "x": show(md.x), "x_prime": show(md.x_prime), "y": show(md.y),
                "P[M(x)=y]": str(md.p), "P[M(x')=y]": str(md.q)}
@@ -143,6 +161,7 @@ def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) 
     refused: list[int] = []
     findings: list[Finding] = []
     keys = list(dists)
+    cache: dict = {}  # per-pair worst ratios, shared by every d
     for d in range(spec.max_d_in + 1):
         try:
             claim = m.map(d)
@@ -158,7 +177,7 @@ def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) 
             return _both(Finding(False, f"map({d}) returned {claim!r}, not a finite float", witness={"d_in": d}))
         claims[d] = float(claim)
         if d != spec.d_in:  # privacy.sound decides d_in itself
-            findings.append(_loss_finding(float(claim), d, dists, pairs_within(spec, params, keys, d))[0])
+            findings.append(_loss_finding(float(claim), d, dists, pairs_within(spec, params, keys, d), cache)[0])
     checked = sorted(set(claims) - {spec.d_in})
     note = f"map(d) checked at d = {checked}" + (f"; refused (raises) at d = {refused}" if refused else "")
     failing = [f for f in findings if not f.ok]

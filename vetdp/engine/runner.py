@@ -450,11 +450,13 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
         failing = [originals[k] for k, f in cache.items() if clause in f and not f[clause].ok]
         if not failing:
             continue
-        example = failing[0]
-        if only_params is None and not stopped and clause != "audit.distribution":  # audits are too costly
-            try:  # shrink to a minimal failing parameter set
+        # the simplest failing set already checked (short JSON: few categories, short vectors, round numbers);
+        # with --deep, hypothesis then searches for a smaller one
+        example = min(failing, key=lambda p: (len(params_json(p)), params_json(p)))
+        if cfg.deep and only_params is None and not stopped and clause != "audit.distribution":
+            try:
                 example = find(spec.params(cfg.deep), lambda p, c=clause: c in run(p) and not run(p)[c].ok,
-                               settings=settings(max_examples=max(cfg.examples, 40), derandomize=False, **_SEARCH),
+                               settings=settings(max_examples=cfg.examples, derandomize=False, **_SEARCH),
                                random=random.Random(cfg.seed))  # a seeded search order, not a randomness source
             except (NoSuchExample, Unsatisfiable):
                 pass
