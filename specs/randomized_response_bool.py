@@ -4,8 +4,8 @@ Pre: prob a float in [1/2, 1); constant_time a bool.
 Law: P[y = x] = prob, P[y = not x] = 1 − prob.
 Post: map(0) = 0 and map(d >= 1) >= the exact max-divergence (tight within 2**-30; the
 discrete distance, so every d >= 1 has the same loss); the function reads the same number
-of bytes for every input when constant_time is set. Only Python bools are in the domain:
-ints, strings, NumPy bools (np.bool_ is not a bool subclass) and arrays are rejected.
+of bytes for every input when constant_time is set. Bools are in the domain, NumPy's bool
+scalars included (converted before the function runs); ints, strings and arrays are rejected.
 Proof: proofs/randomized_response_bool.md
 """
 
@@ -23,6 +23,8 @@ P_EDGES = [0.5, math.nextafter(0.5, 1.0), 0.75, math.nextafter(0.75, 1.0), 2 / 3
 
 def law(p, x):
     """P[M(x) = y] for a bool x: kept with probability prob, negated otherwise."""
+    if isinstance(x, np.bool_):
+        x = bool(x)
     if not isinstance(x, bool):
         raise TypeError(f"x={x!r} must be a bool")
     prob = Fraction(p["prob"])
@@ -33,15 +35,15 @@ def edges(p) -> list[str]:
     """Boundary classes of prob (1/2, 1/2 + ulp, 1 − 2**-53, a non-dyadic-looking value) and constant_time."""
     prob = p["prob"]
     labels = {0.5: "prob=1/2 (pure noise)", math.nextafter(0.5, 1.0): "prob=1/2+ulp", P_MAX: "prob=1−2⁻⁵³"}
-    out = [labels.get(prob, "prob interior"), "numpy outside"]
+    out = [labels.get(prob, "prob interior"), "numpy bools inside, arrays outside"]
     if p.get("constant_time"):
         out.append("constant_time")
     return out
 
 
 def outside(p):
-    """Non-bools: ints, strings, None, floats, NumPy bools and arrays."""
-    return [1, 0, "True", None, 0.5, np.bool_(True), np.bool_(False), np.array(True), np.array([True]), [True]]
+    """Non-bools: ints, strings, None, floats, NumPy arrays."""
+    return [1, 0, "True", None, 0.5, np.array(True), np.array([True]), [True]]
 
 
 def build(ctor, p):
@@ -81,7 +83,7 @@ SPECS = [
             _bad("constant_time_str", TypeError, ("constant_time",), constant_time="yes"),
             _bad("constant_time_int", TypeError, ("constant_time",), constant_time=1),
         ],
-        inputs=lambda p: [True, False],
+        inputs=lambda p: [True, False, np.True_, np.False_],  # NumPy's bools are bools of the domain too
         outside=outside,
         constant_time_param="constant_time",
         describe="binary randomized response",

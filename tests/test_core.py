@@ -81,6 +81,19 @@ def test_bitvector_domain_bad_parameters_raise(kwargs, exc, text):
         bitvector_domain(**kwargs)
 
 
+@pytest.mark.parametrize("x", [np.True_, np.False_])
+def test_atom_domain_bool_accepts_numpy_bools_as_python_bools(x):
+    got = AtomDomain(bool).check_member(x)
+    assert type(got) is bool and got == bool(x)
+
+
+@pytest.mark.parametrize("x", [{1, 0, 0}, frozenset({1}), {0: 1, 1: 0, 2: 0}, iter([1, 0, 0]),
+                               (b for b in [1, 0, 0])], ids=["set", "frozenset", "dict", "iterator", "generator"])
+def test_bitvector_domain_rejects_containers_without_bit_order(x):
+    with pytest.raises(TypeError, match="sequence of 0/1 bits"):
+        bitvector_domain(max_weight=3, length=3).check_member(x)
+
+
 def test_bitvector_domain_membership_normalises_to_bool_tuples():
     dom = bitvector_domain(max_weight=2, length=3)
     assert dom == BitVectorDomain(max_weight=2, length=3)

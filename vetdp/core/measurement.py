@@ -70,6 +70,8 @@ class AtomDomain(Domain):
     T: type
 
     def check_member(self, x: Any) -> Any:
+        if self.T is bool and _is_numpy_bool(x):
+            return bool(x)  # NumPy's bool scalar is a bool (it is not a subclass of Python's)
         # bool is a subclass of int: a bool domain takes only bools, an int domain no bools
         if not isinstance(x, self.T) or (self.T is int and isinstance(x, bool)):
             raise DomainTypeError(f"x={x!r} must be of type {self.T.__name__}, not {type(x).__name__}")
@@ -101,6 +103,9 @@ def as_bit_tuple(name: str, x: Any) -> tuple[bool, ...]:
     shape = getattr(x, "shape", None)
     if shape is not None and len(shape) != 1:
         raise DomainError(f"{name} must be one-dimensional, got shape {shape}")
+    if shape is None and not isinstance(x, Sequence):  # sets, dicts, iterators: no defined bit order
+        raise DomainTypeError(f"{name}={x!r} must be a sequence of 0/1 bits (list, tuple or 1-D NumPy array), "
+                              f"not {type(x).__name__}")
     try:
         items = list(x)
     except TypeError:
