@@ -87,7 +87,7 @@ def test_atom_domain_bool_accepts_numpy_bools_as_python_bools(x):
     assert type(got) is bool and got == bool(x)
 
 
-@pytest.mark.parametrize("x", [{1, 0, 0}, frozenset({1}), {0: 1, 1: 0, 2: 0}, iter([1, 0, 0]),
+@pytest.mark.parametrize("x", [{1, 0}, frozenset({1}), {0: 1, 1: 0, 2: 0}, iter([1, 0, 0]),
                                (b for b in [1, 0, 0])], ids=["set", "frozenset", "dict", "iterator", "generator"])
 def test_bitvector_domain_rejects_containers_without_bit_order(x):
     with pytest.raises(TypeError, match="sequence of 0/1 bits"):

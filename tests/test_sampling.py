@@ -219,9 +219,10 @@ def test_geometric_buffer_under_branching_source_is_exact():
     assert choice_distribution(lambda: P.sample_geometric_buffer(2)) == expected
 
 
-def test_random_bytes_under_branching_source_raises_type_error():
-    with use_source(BranchingSource()), pytest.raises(TypeError, match="primitive"):
-        P.random_bytes(1)
+def test_random_bytes_under_branching_source_branches_over_every_byte():
+    assert choice_distribution(lambda: P.random_bytes(1)) == {bytes([b]): Fraction(1, 256) for b in range(256)}
+    two = choice_distribution(lambda: P.random_bytes(2))
+    assert len(two) == 256**2 and set(two.values()) == {Fraction(1, 256**2)}
 
 
 # ------------------------------------------------------------------ (f) sources and contexts

@@ -15,8 +15,15 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from vetdp.engine.divergence import Verdict, compare_claim, ln_ratio_bracket, max_divergence
-from vetdp.engine.enumerate import Raised, enumerate_paths, freeze
+from vetdp.engine.divergence import (
+    Verdict,
+    compare_claim,
+    decide_bracket,
+    ln_ratio_bracket,
+    max_divergence,
+    max_divergence_bracket,
+)
+from vetdp.engine.enumerate import Raised, enumerate_law, freeze
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.sampling.sources import BranchingSource, RecordingSource, SeededSource, use_source
 
@@ -30,6 +37,8 @@ __all__ = [
     "data_independent_errors",
     "rejects_outside",
     "deterministic_given_choices",
+    "law_with_residual",
+    "privacy_with_residual",
     "constant_bytes",
     "pairs_within",
 ]
@@ -191,6 +200,11 @@ def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) 
         distance = dataclasses.replace(min(findings, key=slack), message=f"{note}: each >= the exact loss there")
     else:
         distance = Finding(True, note)
+    return {"privacy.distance": distance, "privacy.monotone": monotone_finding(claims)}
+
+
+def monotone_finding(claims: dict[int, float]) -> Finding:
+    """``privacy.monotone``: the map's values at the checked d_in never decrease as d_in grows."""
     ds = sorted(claims)
     drop = next(((a, b) for i, a in enumerate(ds) for b in ds[i + 1:] if claims[b] < claims[a]), None)
     if drop is None:
@@ -200,7 +214,7 @@ def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) 
         monotone = Finding(False, f"map({b}) = {claims[b]!r} < map({a}) = {claims[a]!r}: the map must not decrease "
                            "as d_in grows", claimed=claims[b], true=claims[a], slack=claims[b] - claims[a],
                            witness={"d_in": a, "d_in'": b, f"map({a})": claims[a], f"map({b})": claims[b]})
-    return {"privacy.distance": distance, "privacy.monotone": monotone}
+    return monotone
 
 
 def _both(f: Finding) -> dict[str, Finding]:
@@ -263,15 +277,79 @@ def rejects_outside(spec: MeasurementSpec, m: Any, params: dict) -> Finding:
     return Finding(True, "every out-of-domain input rejected before randomness")
 
 
-def deterministic_given_choices(m: Any, inputs: list, budget: int) -> Finding:
-    """Two enumerations of the same inputs give the same paths (a necessary condition only)."""
+def deterministic_given_choices(m: Any, inputs: list, laws: dict, budget: int, seconds: float | None) -> Finding:
+    """A second enumeration of the first inputs agrees with the first (a necessary condition only).
+
+    Laws known up to a residual agree when every output's two enclosures overlap.
+    """
     for x in inputs[:3]:
-        first = list(enumerate_paths(lambda x=x: m(x), budget=budget))
-        second = list(enumerate_paths(lambda x=x: m(x), budget=budget))
-        if first != second:
+        first, again = laws[freeze(x)], enumerate_law(m, x, budget=budget, seconds=seconds)
+        if first.complete and again.complete:
+            same = first.dist == again.dist
+        else:
+            same = all(max(first.bounds(y)[0], again.bounds(y)[0]) <= min(first.bounds(y)[1], again.bounds(y)[1])
+                       for y in set(first.dist) | set(again.dist))
+        if not same:
             return Finding(False, "the function's output is not determined by the primitives' choices: it draws "
                            "randomness elsewhere, so exact enumeration does not apply", witness={"x": show(x)})
     return Finding(True, "all randomness flows through vetdp's primitives")
+
+
+def law_with_residual(laws: dict, law: Callable[[Any], dict], source: str) -> Finding:
+    """``function.law`` when some laws are known only up to a residual: a violation when an explored mass
+    exceeds the law or falls short of it by more than the residual; else undecided (residual stated)."""
+    worst_residual = Fraction(0)
+    for x, known in laws.items():
+        expected = {freeze(y): Fraction(p) for y, p in law(x).items() if p != 0}
+        if known.stop_reason == "diverges":
+            return Finding(False, f"M({show(x)!r}) runs forever with probability {known.residual} "
+                           f"(~{float(known.residual):.3g})",
+                           witness={"x": show(x), "P[no output]": str(known.residual)})
+        for y in set(known.dist) | set(expected):
+            lo, hi = known.bounds(y)
+            want = expected.get(y, Fraction(0))
+            if not lo <= want <= hi:
+                return Finding(False, f"the output distribution differs from {source}: P[M({show(x)!r}) = "
+                               f"{show(y)!r}] lies in [{float(lo):.6g}, {float(hi):.6g}] (unexplored mass "
+                               f"{float(known.residual):.3g}), the law says {want}",
+                               witness={"x": show(x), "y": show(y), "P[M(x)=y] >=": str(lo), "P[M(x)=y] <=": str(hi),
+                                        "law P[y|x]": str(want)})
+        worst_residual = max(worst_residual, known.residual)
+    if worst_residual == 0:
+        return law_finding({x: k.dist for x, k in laws.items()}, law, source)
+    return Finding(False, f"undecided: consistent with {source} up to the unexplored mass {worst_residual} "
+                   f"(~{float(worst_residual):.3g})", undecided=True)
+
+
+def privacy_with_residual(spec: MeasurementSpec, m: Any, laws: dict, params: dict) -> dict[str, Finding]:
+    """``privacy.sound`` (and the other d) decided on brackets when some laws carry a residual."""
+    out: dict[str, Finding] = {}
+    claims: dict[int, float] = {}
+    for d, clause in ((spec.d_in, "privacy.sound"), *((d, "privacy.distance") for d in range(spec.max_d_in + 1)
+                                                      if d != spec.d_in)):
+        claim, bad = _claim_of(m, d)
+        if claim is not None:
+            claims[d] = claim
+        if bad is not None:
+            if d >= 2 and ("ValueError" in bad.message or "TypeError" in bad.message):
+                continue  # refused, as allowed for d >= 2
+            out[clause] = bad
+            break
+        pairs = pairs_within(spec, params, list(laws), d)
+        if pairs is not None and not pairs:
+            if claim < 0:
+                out[clause] = Finding(False, f"map({d}) = {claim!r} is below the exact loss 0", claimed=claim)
+            continue
+        verdict = decide_bracket(claim, max_divergence_bracket(laws, pairs))
+        if verdict.verdict is Verdict.UNSOUND:
+            out[clause] = Finding(False, f"map({d}) = {claim!r}: {verdict.message}", claimed=claim)
+        elif verdict.verdict is Verdict.UNDECIDED and clause not in out:
+            out[clause] = Finding(False, f"map({d}): {verdict.message}", claimed=claim, undecided=True)
+    out.setdefault("privacy.sound", Finding(True, "map >= the loss's upper bound"))
+    out.setdefault("privacy.distance", Finding(True, "map(d) >= the loss's upper bound at every checked d"))
+    out["privacy.tight"] = Finding(True, "not applicable: the law is known only up to a residual", skipped=True)
+    out["privacy.monotone"] = monotone_finding(claims)
+    return out
 
 
 def constant_bytes(spec: MeasurementSpec, m: Any, params: dict, inputs: list, seed: int) -> Finding:

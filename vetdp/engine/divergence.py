@@ -22,6 +22,10 @@ __all__ = [
     "Comparison",
     "MaxDivergenceResult",
     "max_divergence",
+    "DivergenceBracket",
+    "BracketVerdict",
+    "max_divergence_bracket",
+    "decide_bracket",
     "ln_ratio_bracket",
     "compare_claim",
     "renyi_divergence",
@@ -113,6 +117,110 @@ def max_divergence(dists: Mapping[Any, Dist], pairs: Sequence[tuple[Any, Any]] |
                     best = cand
     assert best is not None
     return best
+
+
+@dataclasses.dataclass(frozen=True)
+class DivergenceBracket:
+    """Bounds on the worst likelihood ratio when some laws are known only up to a residual.
+
+    ``lower <= max_{pairs, y} P[M(x)=y] / P[M(x')=y] <= upper``; None stands for +inf (for
+    ``lower``: some output is certainly possible under x and impossible under x').
+    ``lower == 0`` when nothing explored gives a positive ratio. ``witness`` attains ``lower``
+    (P[M(x)=y] at its explored mass, P[M(x')=y] at its largest possible value).
+    ``residual`` is the largest residual among the laws compared.
+    """
+
+    lower: Fraction | None
+    upper: Fraction | None
+    witness: MaxDivergenceResult | None
+    residual: Fraction
+
+    @property
+    def exact(self) -> bool:
+        return self.residual == 0
+
+
+def max_divergence_bracket(laws: Mapping[Any, Any], pairs: Sequence[tuple[Any, Any]] | None = None
+                           ) -> DivergenceBracket:
+    """Bracket the worst ratio over ``pairs`` (all ordered pairs of distinct inputs when None).
+
+    ``laws`` maps each input to a :class:`vetdp.engine.enumerate.Law` (anything with ``dist`` and
+    ``residual``): every P[M(x)=y] lies in [dist_x[y], dist_x[y] + r_x]. The lower bound takes the
+    numerator at its explored mass and the denominator at its largest value; the upper bound
+    takes the numerator exactly (finite only when r_x = 0, since an unexplored output of x may
+    have probability 0 under x') and the denominator at its explored mass. With every residual
+    0, ``lower == upper`` and the witness are exactly those of :func:`max_divergence`.
+    """
+    inputs = list(laws)
+    if len(inputs) < 2:
+        raise ValueError(f"max_divergence_bracket needs at least two inputs, got {len(inputs)}")
+    given = pairs
+    if pairs is None:
+        pairs = [(a, b) for a in inputs for b in inputs if a != b]
+    involved = {v for pair in pairs for v in pair}
+    residual = max((Fraction(laws[v].residual) for v in involved), default=Fraction(0))
+    if residual == 0:
+        md = max_divergence({v: laws[v].dist for v in inputs}, given)
+        return DivergenceBracket(md.ratio, md.ratio, md, Fraction(0))
+    lower: Fraction | None = Fraction(0)
+    witness: MaxDivergenceResult | None = None
+    upper: Fraction | None = Fraction(0)
+    for x, xp in pairs:
+        px, qx = laws[x], laws[xp]
+        r_x, r_xp = Fraction(px.residual), Fraction(qx.residual)
+        if r_x > 0:
+            upper = None
+        for y, p in px.dist.items():
+            if p == 0:
+                continue
+            q_lo = qx.dist.get(y, Fraction(0))
+            q_hi = min(Fraction(1), q_lo + r_xp)
+            if lower is not None:
+                if q_hi == 0:
+                    lower, witness = None, MaxDivergenceResult(None, x, xp, y, p, q_hi)
+                elif p / q_hi > lower:
+                    lower, witness = p / q_hi, MaxDivergenceResult(p / q_hi, x, xp, y, p, q_hi)
+            if upper is not None:
+                upper = None if q_lo == 0 else max(upper, p / q_lo)
+    return DivergenceBracket(lower, upper, witness, residual)
+
+
+@dataclasses.dataclass(frozen=True)
+class BracketVerdict:
+    """A claim against a :class:`DivergenceBracket`: sound, unsound, or undecided (with why)."""
+
+    verdict: Verdict
+    lower: Comparison | None  # claim against ln(lower) (None: lower is 0 or +inf)
+    upper: Comparison | None  # claim against ln(upper) (None: upper is +inf or was not needed)
+    message: str
+
+
+def decide_bracket(claim: float, bracket: DivergenceBracket, max_prec: int = 1 << 14) -> BracketVerdict:
+    """UNSOUND when claim < ln(lower); SOUND when claim >= ln(upper) (upper is finite only when every
+    numerator's law is exact, e.g. all residuals 0); otherwise UNDECIDED, the message stating the
+    residual and the bracket."""
+    if bracket.lower is None:
+        return BracketVerdict(Verdict.UNSOUND, Comparison(Verdict.UNSOUND, claim, None, None, 0), None,
+                              "an output is possible under one input and impossible under its neighbour")
+    low = None
+    if bracket.lower > 0:
+        low = compare_claim(claim, ln_ratio_bracket(bracket.lower), max_prec)
+        if low.verdict is Verdict.UNSOUND:
+            return BracketVerdict(Verdict.UNSOUND, low, None, f"claim {claim!r} is below the loss's lower bound "
+                                  f"ln({bracket.lower}) (unexplored mass {bracket.residual})")
+    high = None
+    if bracket.upper is not None and bracket.upper > 0:
+        high = compare_claim(claim, ln_ratio_bracket(bracket.upper), max_prec)
+        if high.verdict is Verdict.SOUND:  # upper is a true bound (finite only where numerators are exact)
+            return BracketVerdict(Verdict.SOUND, low, high, "claim >= exact loss" if bracket.residual == 0 else
+                                  f"claim >= the loss's upper bound ln({bracket.upper})")
+    if bracket.residual == 0:
+        why = "claim and exact loss not separated at the precision limit"
+    else:
+        up = "+inf" if bracket.upper is None else f"ln({bracket.upper})"
+        why = (f"undecided: unexplored mass {bracket.residual} (~{float(bracket.residual):.3g}); the loss lies in "
+               f"[ln({bracket.lower}), {up}]")
+    return BracketVerdict(Verdict.UNDECIDED, low, high, why)
 
 
 def ln_ratio_bracket(ratio: Fraction) -> Callable[[int], tuple[Fraction, Fraction]]:

@@ -1,38 +1,82 @@
 """Exact output distributions of real code, by enumerating every random choice.
 
 The function runs under a :class:`~vetdp.sampling.sources.BranchingSource` again and
-again; each run replays a prefix of choices and takes the first option at every fresh
-choice point, and the next prefix advances like an odometer over the run's choice trail.
-Every path is visited exactly once, so summing path probabilities per output gives the
-exact distribution (rational probabilities that sum to exactly 1).
+again; each run replays a prefix of choices and then branches afresh.
+
+:func:`enumerate_law` works in two passes:
+
+1. an exhaustive pass: an odometer over the choice trail (option 0 at every fresh point,
+   the next prefix advances the last position with an untried option). Every path is
+   visited once, so summing path probabilities per output gives the exact distribution.
+   It ends when the tree is done, or when the budget, the time, or the depth of one run
+   (``max_choices``) runs out, or when 32 runs have each gone deeper than every run before,
+   down to 64 choices (the shape of an unbounded loop, which the odometer would walk down a
+   step at a time, at a cost quadratic in the depth).
+2. if that did not finish, a best-first pass over the same tree: runs start from pending
+   choices in non-increasing order of probability, and a run stops as soon as a pending
+   choice elsewhere is more probable. At each fresh choice point the program state is
+   fingerprinted (:mod:`vetdp.engine.fingerprint`); equal fingerprints mean equal futures
+   (a renewal, e.g. a rejection loop coming round again, or two paths that forget how they
+   differed), so the explored part is a Markov chain whose absorption law is solved exactly
+   over Fractions. What was not explored is the residual: every output's probability lies
+   in ``[dist[y], dist[y] + residual]``.
+
+Time: with ``seconds``, runs stop at the deadline; in the main thread a SIGALRM interrupts a
+run that never returns or never draws (it raises :class:`EnumerationTimeout` inside the
+running code); in other threads only the checks at choice points and between runs apply.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import heapq
+import itertools
+import signal
+import sys
+import threading
+import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from vetdp.sampling.sources import BranchingSource, use_source
+from vetdp.engine.fingerprint import fingerprint
+from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, use_source
 
 __all__ = [
     "Raised",
+    "Law",
     "EnumerationBudgetExceeded",
+    "EnumerationTimeout",
     "DEFAULT_BUDGET",
+    "DEFAULT_MAX_CHOICES",
+    "STOP_REASONS",
+    "enumerate_law",
     "enumerate_paths",
     "output_distribution",
     "freeze",
 ]
 
 DEFAULT_BUDGET = 200_000
+DEFAULT_MAX_CHOICES = 10_000  # choices in one run of the exhaustive pass; deeper trees go best-first
+_BEST_FIRST_MAX_CHOICES = 100_000
+_SPINE_RECORDS, _SPINE_DEPTH = 32, 64  # runs that went deeper than any before, reaching this depth
+STOP_REASONS = ("complete", "budget", "time", "residual", "diverges")
 
 
 class EnumerationBudgetExceeded(RuntimeError):
     """An enumeration would visit more paths than its budget allows."""
+
+
+class EnumerationTimeout(BaseException):
+    """Raised inside the enumerated code when the time budget is over (not an outcome)."""
+
+
+class _Cut(BaseException):
+    """Ends a run of the best-first pass (the rest of the path is known or pending)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +88,35 @@ class Raised:
 
     def __str__(self) -> str:
         return f"raised {self.type}: {self.message}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Law:
+    """What an enumeration established about the law of ``fn(x)``.
+
+    ``dist[y]`` is the explored mass of output ``y``, a lower bound on P[fn(x) = y];
+    ``residual == 1 - sum(dist.values())`` exactly, so P[fn(x) = y] lies in
+    ``[dist[y], dist[y] + residual]`` and outputs missing from ``dist`` have probability at most
+    ``residual``. ``complete`` (residual 0) means ``dist`` is the exact law.
+    ``stop_reason``: "complete"; "budget" (more than ``budget`` runs needed); "time";
+    "residual" (residual <= residual_target); "diverges" (everything reachable was explored,
+    and the residual is the probability that the function never returns).
+    ``paths`` counts the runs of the function, ``states`` the distinct program states found at
+    choice points by the best-first pass, ``renewals`` how often a run reached a known state.
+    """
+
+    dist: dict[Any, Fraction]
+    residual: Fraction
+    paths: int
+    complete: bool
+    stop_reason: str
+    states: int = 0
+    renewals: int = 0
+
+    def bounds(self, y: Any) -> tuple[Fraction, Fraction]:
+        """[lo, hi] enclosing P[fn(x) = y]."""
+        lo = self.dist.get(y, Fraction(0))
+        return lo, min(Fraction(1), lo + self.residual)
 
 
 def freeze(value: Any) -> Any:
@@ -70,11 +143,12 @@ def _next_prefix(trail: list[tuple[int, int]]) -> list[int] | None:
 
 
 def enumerate_paths(run: Callable[[], Any], budget: int = DEFAULT_BUDGET, branch_bytes: bool = False,
-                    catch: bool = True):
+                    catch: bool = True, max_choices: int = _BEST_FIRST_MAX_CHOICES):
     """Yield ``(output, probability)`` for every path of ``run`` (a callable without arguments).
 
-    Raises :class:`EnumerationBudgetExceeded` once more than ``budget`` paths are needed.
-    With ``catch``, an exception on a path becomes the output :class:`Raised`.
+    Raises :class:`EnumerationBudgetExceeded` once more than ``budget`` paths are needed, or
+    when one path makes more than ``max_choices`` random choices (an unbounded loop: use
+    :func:`enumerate_law`). With ``catch``, an exception on a path becomes the output :class:`Raised`.
     """
     if budget < 1:
         raise ValueError(f"budget={budget!r} must be in [1, inf)")
@@ -86,16 +160,420 @@ def enumerate_paths(run: Callable[[], Any], budget: int = DEFAULT_BUDGET, branch
             raise EnumerationBudgetExceeded(
                 f"enumeration needs more than budget={budget} paths; pass a larger budget "
                 "(vetdp check --budget N) or smaller parameters")
-        source = BranchingSource(prefix, branch_bytes=branch_bytes)
+        source = BranchingSource(prefix, max_choices=max_choices, branch_bytes=branch_bytes)
         with use_source(source):
             try:
                 out = freeze(run())
             except Exception as e:  # noqa: BLE001 - an exception is an outcome here
-                if not catch:
+                if not catch and source.halted is None:
                     raise
                 out = Raised(type(e).__name__, str(e))
+        if isinstance(source.halted, PathLimitExceeded):
+            raise EnumerationBudgetExceeded(
+                f"a single path makes more than max_choices={max_choices} random choices (an unbounded "
+                "loop?); enumerate_law handles such functions")
         yield out, source.probability
         prefix = _next_prefix(source.trail)
+
+
+# ------------------------------------------------------------------ time budget
+
+class _Clock:
+    """The deadline, and a SIGALRM that interrupts a run (never the enumerator's own bookkeeping)."""
+
+    def __init__(self, seconds: float | None):
+        self.end = None if seconds is None else time.monotonic() + seconds
+        self.in_run = False
+        self.fired = False
+        self.armed = False
+        self.previous: Any = None
+        self.outer_at: float | None = None  # when an alarm armed outside this enumeration is due
+        self.outer_interval = 0.0
+
+    def expired(self) -> bool:
+        return self.fired or (self.end is not None and time.monotonic() >= self.end)
+
+    def check(self) -> None:
+        """Raise EnumerationTimeout when the deadline has passed (called at choice points)."""
+        if self.expired():
+            self.fired = True
+            raise EnumerationTimeout("the time budget is over")
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        now = time.monotonic()
+        if self.end is not None and now >= self.end:
+            self.fired = True
+            if self.in_run:
+                self._rearm(now)
+                raise EnumerationTimeout("the time budget is over")
+        if self.outer_at is not None and now >= self.outer_at:
+            # an enclosing alarm (e.g. vetdp.engine.timeout.deadline) was due: let its handler run
+            self.outer_at = None
+            if callable(self.previous):
+                try:
+                    self.previous(signum, frame)
+                finally:
+                    delay, self.outer_interval = signal.getitimer(signal.ITIMER_REAL)
+                    if delay > 0:
+                        self.outer_at = time.monotonic() + delay
+                    self._rearm(time.monotonic())
+                return
+        self._rearm(now)
+
+    def _rearm(self, now: float) -> None:
+        due = [t for t in (None if self.fired else self.end, self.outer_at) if t is not None]
+        signal.setitimer(signal.ITIMER_REAL, max(min(due) - now, 1e-4) if due else 0)
+
+    def set_end(self, end: float | None) -> None:
+        """Move the deadline (and the alarm, when one is armed)."""
+        self.end, self.fired = end, False
+        if self.armed:
+            self._rearm(time.monotonic())
+
+    @contextlib.contextmanager
+    def alarm(self) -> Iterator[None]:
+        """Arm SIGALRM for the deadline (main thread only), chaining to an alarm armed outside."""
+        usable = (self.end is not None and hasattr(signal, "setitimer")
+                  and threading.current_thread() is threading.main_thread())
+        if not usable:
+            yield
+            return
+        self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        delay, self.outer_interval = signal.setitimer(signal.ITIMER_REAL, 0)
+        self.outer_at = time.monotonic() + delay if delay > 0 else None
+        self.armed = True
+        self._rearm(time.monotonic())
+        try:
+            yield
+        finally:
+            self.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            if self.outer_at is not None:
+                signal.setitimer(signal.ITIMER_REAL, max(self.outer_at - time.monotonic(), 1e-4),
+                                 self.outer_interval)
+
+
+def _call_root(fn: Callable[[Any], Any], x: Any) -> Any:
+    return fn(x)
+
+
+_ROOT_CODE = _call_root.__code__
+_OK, _CUT, _LIMIT, _TIME = "ok", "cut", "limit", "time"
+
+
+def _run(fn: Callable[[Any], Any], x: Any, source: BranchingSource, clock: _Clock) -> tuple[str, Any]:
+    """One run: (status, output). Only status "ok" carries an output (possibly :class:`Raised`)."""
+    out: Any = None
+    with use_source(source):
+        try:
+            clock.in_run = True
+            try:
+                value = _call_root(fn, x)
+            finally:
+                clock.in_run = False
+            out = freeze(value)
+        except EnumerationTimeout:
+            return _TIME, None
+        except _Cut:
+            pass
+        except Exception as e:  # noqa: BLE001 - an exception is an outcome here
+            out = Raised(type(e).__name__, str(e))
+        except SystemExit as e:  # the code under test ending the process is an outcome too, not vetdp's exit
+            out = Raised("SystemExit", f"called sys.exit({e.code!r})")
+    halted = source.halted
+    if halted is None:
+        return _OK, out
+    if isinstance(halted, EnumerationTimeout):
+        return _TIME, None
+    if isinstance(halted, PathLimitExceeded):
+        return _LIMIT, None
+    return _CUT, None
+
+
+class _ClockOnly:
+    """Explorer of the exhaustive pass when there is a deadline: option 0, after a time check."""
+
+    def __init__(self, clock: _Clock):
+        self.clock = clock
+
+    def fresh(self, source: BranchingSource, options: int, probs: Any, extra: Any) -> int:
+        self.clock.check()
+        return 0
+
+
+def _exhaustive(fn: Callable[[Any], Any], x: Any, budget: int, max_choices: int, branch_bytes: bool,
+                clock: _Clock) -> tuple[dict[Any, Fraction], int, str]:
+    """The odometer pass: (explored masses, runs, "complete" | "budget" | "time" | "depth")."""
+    explorer = _ClockOnly(clock) if clock.end is not None else None
+    dist: dict[Any, Fraction] = defaultdict(Fraction)
+    prefix: list[int] | None = []
+    runs = 0
+    deepest, records = 0, 0  # the most choices one run made so far; how many runs set that record
+    while prefix is not None:
+        if runs >= budget:
+            return dist, runs, "budget"
+        if clock.expired():
+            return dist, runs, "time"
+        runs += 1
+        source = BranchingSource(prefix, max_choices=max_choices, branch_bytes=branch_bytes, explorer=explorer)
+        status, out = _run(fn, x, source, clock)
+        if status == _TIME:
+            return dist, runs, "time"
+        if status == _LIMIT:
+            return dist, runs, "depth"
+        dist[out] += source.probability
+        # an odometer on an unbounded spine (a rejection loop whose first option retries) goes one
+        # step deeper per run at quadratic cost: hand such trees to the best-first pass early
+        if len(source.trail) > deepest:
+            deepest, records = len(source.trail), records + 1
+            if records >= _SPINE_RECORDS and deepest >= _SPINE_DEPTH:
+                return dist, runs, "depth"
+        prefix = _next_prefix(source.trail)
+        # every untried option on this trail leads to at least one more path
+        if prefix is not None and runs + sum(options - index - 1 for index, options in source.trail) > budget:
+            return dist, runs, "budget"
+    return dist, runs, "complete"
+
+
+# ------------------------------------------------------------------ the best-first pass
+
+_ROOT = ("ROOT",)
+
+
+@dataclasses.dataclass
+class _State:
+    prefix: tuple[int, ...]  # the choices of one path reaching this state
+    prob: Fraction  # that path's probability
+    out: dict[Any, Fraction] = dataclasses.field(default_factory=dict)  # reach output without a state
+    trans: dict[Hashable, Fraction] = dataclasses.field(default_factory=dict)  # reach the next state
+
+
+class _Uniform:
+    __slots__ = ("n", "p")
+
+    def __init__(self, n: int):
+        self.n, self.p = n, Fraction(1, n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k: int) -> tuple[int, Fraction]:
+        return k, self.p
+
+
+@dataclasses.dataclass
+class _Pending:
+    """Untried options at one choice point: a path ``rel`` after ``state``, of probability ``q`` given it."""
+
+    state: Hashable
+    rel: tuple[int, ...]
+    q: Fraction
+    base: Fraction  # absolute probability of reaching the choice point (heap key = base * p)
+    options: Any  # sequence of (index, p), most probable first
+    pos: int = 0
+
+
+class _BestFirst:
+    """The best-first explorer (the ``explorer`` of every run's BranchingSource)."""
+
+    def __init__(self, fn: Callable[[Any], Any], x: Any, branch_bytes: bool, renewal: bool, clock: _Clock,
+                 trace: Callable[[tuple[int, ...], Fraction], None] | None):
+        self.fn, self.x, self.branch_bytes, self.renewal, self.clock, self.trace = fn, x, branch_bytes, renewal, \
+            clock, trace
+        self.states: dict[Hashable, _State] = {_ROOT: _State((), Fraction(1))}
+        self.heap: list[tuple[Fraction, int, _Pending]] = []
+        self.seq = itertools.count()
+        self.renewals = 0
+        self.order_cache: dict[int, tuple[Any, list]] = {}  # large constant outcome lists, sorted once
+        self.lost = False  # some mass was dropped (a run too deep): never "complete"
+        self.entry_codes = {f.__code__ for f in (BranchingSource._choose, BranchingSource.branch,
+                                                 BranchingSource.branch_uniform, BranchingSource.random_bytes)}
+
+    def _push(self, pending: _Pending) -> None:
+        p = pending.options[pending.pos][1]
+        heapq.heappush(self.heap, (-(pending.base * p), next(self.seq), pending))
+
+    def fresh(self, source: BranchingSource, options: int, probs: Any, extra: Any) -> int:
+        self.clock.check()
+        self.clock.in_run = False  # the alarm must not interrupt the bookkeeping
+        try:
+            index = self._fresh(source, options, probs, extra)
+        finally:
+            self.clock.in_run = True
+        self.clock.check()
+        return index
+
+    def _fresh(self, source: BranchingSource, options: int, probs: Any, extra: Any) -> int:
+        if self.renewal:
+            top = sys._getframe(2)  # the caller of fresh(): BranchingSource._choose
+            entry = None
+            while top is not None and top.f_code in self.entry_codes:
+                entry, top = top.f_code, top.f_back
+            fp = fingerprint(_ROOT_CODE, top, entry, source, extra) if top is not None else None
+            if fp is not None:
+                current = self.states[self.cur]
+                current.trans[fp] = current.trans.get(fp, Fraction(0)) + self.q
+                if fp in self.states:
+                    self.renewals += 1
+                    raise _Cut
+                self.states[fp] = _State(tuple(i for i, _ in source.trail), source.probability)
+                self.cur, self.q, self.rel = fp, Fraction(1), ()
+        if probs is None:
+            ordered: Any = _Uniform(options)
+        else:
+            cached = self.order_cache.get(id(probs))
+            if cached is not None and cached[0] is probs:
+                ordered = cached[1]
+            else:
+                ranks = sorted(range(options), key=lambda i: probs[i][1], reverse=True)  # stable: ties keep order
+                ordered = [(i, probs[i][1]) for i in ranks]
+                if options > 16:
+                    self.order_cache[id(probs)] = (probs, ordered)
+        base = self.states[self.cur].prob * self.q
+        pending = _Pending(self.cur, self.rel, self.q, base, ordered)
+        index, p = ordered[0]
+        if self.heap and base * p < -self.heap[0][0]:
+            self._push(pending)  # something else is more probable: stop here, resume later
+            raise _Cut
+        pending.pos = 1
+        if options > 1:
+            self._push(pending)
+        self.rel += (index,)
+        self.q *= p
+        return index
+
+    def _start(self, state: Hashable, rel: tuple[int, ...], q: Fraction) -> str:
+        self.cur, self.rel, self.q = state, rel, q
+        source = BranchingSource(self.states[state].prefix + rel, max_choices=_BEST_FIRST_MAX_CHOICES,
+                                 branch_bytes=self.branch_bytes, explorer=self)
+        status, out = _run(self.fn, self.x, source, self.clock)
+        if status == _OK:
+            here = self.states[self.cur].out
+            here[out] = here.get(out, Fraction(0)) + self.q
+        elif status == _LIMIT:
+            self.lost = True
+        return status
+
+    def explore(self, budget: int, residual_target: Fraction) -> tuple[int, str]:
+        """Runs until done; (runs, stop reason)."""
+        runs = 0
+        checkpoint = 64
+        pending: tuple[Hashable, tuple[int, ...], Fraction] | None = (_ROOT, (), Fraction(1))
+        while pending is not None or self.heap:
+            if runs >= budget:
+                return runs, "budget"
+            if self.clock.expired():
+                return runs, "time"
+            if residual_target > 0 and runs >= checkpoint:
+                checkpoint *= 2
+                if 1 - sum(self.solve().values(), Fraction(0)) <= residual_target:
+                    return runs, "residual"
+            if pending is None:
+                key, _, entry = heapq.heappop(self.heap)
+                index, p = entry.options[entry.pos]
+                entry.pos += 1
+                if entry.pos < len(entry.options):
+                    self._push(entry)
+                pending = (entry.state, entry.rel + (index,), entry.q * p)
+                if self.trace is not None:
+                    self.trace(self.states[entry.state].prefix + pending[1], -key)
+            elif self.trace is not None:
+                self.trace((), Fraction(1))
+            runs += 1
+            if self._start(*pending) == _TIME:
+                return runs, "time"
+            pending = None
+        return runs, "complete"
+
+    def solve(self) -> dict[Any, Fraction]:
+        """Explored mass per output: the absorption law of the explored chain, exactly."""
+        out = {k: dict(s.out) for k, s in self.states.items()}
+        trans = {k: dict(s.trans) for k, s in self.states.items()}
+        preds: dict[Hashable, set] = defaultdict(set)
+        for a, targets in trans.items():
+            for b in targets:
+                preds[b].add(a)
+        for s in reversed([k for k in self.states if k is not _ROOT]):
+            targets, outs = trans.pop(s), out.pop(s)
+            loop = targets.pop(s, Fraction(0))
+            preds[s].discard(s)
+            factor = None if loop == 1 else 1 / (1 - loop)  # None: from s the run never returns
+            for t in targets:
+                preds[t].discard(s)
+            for a in preds.pop(s, ()):
+                w = trans[a].pop(s)
+                if factor is None:
+                    continue
+                w *= factor
+                oa, ta = out[a], trans[a]
+                for y, m in outs.items():
+                    oa[y] = oa.get(y, Fraction(0)) + w * m
+                for t, m in targets.items():
+                    ta[t] = ta.get(t, Fraction(0)) + w * m
+                    preds[t].add(a)
+        return {y: m for y, m in out[_ROOT].items() if m}
+
+
+# ------------------------------------------------------------------ entry points
+
+def enumerate_law(fn: Callable[[Any], Any], x: Any, *, budget: int = DEFAULT_BUDGET, seconds: float | None = None,
+                  residual_target: Fraction = Fraction(0), branch_bytes: bool = False, renewal: bool = True,
+                  max_choices: int = DEFAULT_MAX_CHOICES,
+                  trace: Callable[[tuple[int, ...], Fraction], None] | None = None) -> Law:
+    """The law of ``fn(x)`` as far as it can be established: exact, or bounds with a stated residual.
+
+    Finite trees of at most ``budget`` paths, each of at most ``max_choices`` choices, give the
+    exact distribution (residual 0) by the exhaustive pass. Otherwise the best-first pass runs
+    (with its own ``budget`` runs; ``paths`` counts both passes, and with ``residual_target > 0``
+    the exhaustive pass is limited to ``budget // 10`` runs). With ``renewal``, equal program
+    states at choice points are merged (see :mod:`vetdp.engine.fingerprint` for the assumption
+    this rests on), which makes rejection loops exact. ``seconds`` bounds the wall time (see the
+    module docstring); ``trace(prefix, probability)`` is called at the start of every best-first
+    run (their probabilities never increase).
+
+    Raises ValueError for budget < 1, seconds <= 0 or a residual_target outside [0, 1].
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
+    if seconds is not None and not seconds > 0:
+        raise ValueError(f"seconds={seconds!r} must be in (0, inf) or None")
+    residual_target = Fraction(residual_target)
+    if not 0 <= residual_target <= 1:
+        raise ValueError(f"residual_target={residual_target} must be in [0, 1]")
+    if isinstance(max_choices, bool) or not isinstance(max_choices, int) or max_choices < 1:
+        raise ValueError(f"max_choices={max_choices!r} must be an int in [1, inf)")
+    first_budget = budget if residual_target == 0 else max(1, budget // 10)
+    return _enumerate(fn, x, budget, first_budget, seconds, residual_target, branch_bytes, renewal, max_choices,
+                      trace, best_first_after_budget=True)
+
+
+def _enumerate(fn: Callable[[Any], Any], x: Any, budget: int, first_budget: int, seconds: float | None,
+               residual_target: Fraction, branch_bytes: bool, renewal: bool, max_choices: int,
+               trace: Callable[[tuple[int, ...], Fraction], None] | None, best_first_after_budget: bool) -> Law:
+    clock = _Clock(seconds)
+    final_end = clock.end
+    if seconds is not None and best_first_after_budget:
+        clock.end = time.monotonic() + seconds / 2  # the exhaustive pass gets at most half of the time
+    with clock.alarm():
+        dist, runs, reason = _exhaustive(fn, x, first_budget, max_choices, branch_bytes, clock)
+        if reason == "time" and best_first_after_budget and time.monotonic() < final_end:
+            reason = "depth"  # the exhaustive pass ran out of its share: go best-first with the rest
+        clock.set_end(final_end)
+        if reason in ("complete", "time") or (reason == "budget" and not best_first_after_budget):
+            dist = {y: m for y, m in dist.items() if m}
+            residual = 1 - sum(dist.values(), Fraction(0))
+            if reason == "complete" and residual != 0:  # pragma: no cover - a primitive mis-states its law
+                raise AssertionError(f"path probabilities sum to {1 - residual}, not 1")
+            return Law(dist, residual, runs, reason == "complete", reason)
+        explorer = _BestFirst(fn, x, branch_bytes, renewal, clock, trace)
+        more, reason = explorer.explore(budget, residual_target)
+    dist = explorer.solve()
+    residual = 1 - sum(dist.values(), Fraction(0))
+    if reason == "complete" and residual != 0:
+        reason = "budget" if explorer.lost else "diverges"
+    return Law(dist, residual, runs + more, residual == 0, "complete" if residual == 0 else reason,
+               len(explorer.states) - 1, explorer.renewals)
 
 
 def output_distribution(fn: Callable[[Any], Any], x: Any, budget: int = DEFAULT_BUDGET,
@@ -103,12 +581,17 @@ def output_distribution(fn: Callable[[Any], Any], x: Any, budget: int = DEFAULT_
     """The exact distribution of ``fn(x)``: output -> probability (a Fraction), summing to 1.
 
     ``fn`` is typically a Measurement (so the domain check runs first) or its function.
-    Exceptions are outcomes (:class:`Raised`).
+    Exceptions are outcomes (:class:`Raised`). Unbounded loops are enumerated exactly when
+    they are renewals (see :func:`enumerate_law`). Raises :class:`EnumerationBudgetExceeded`
+    when the exact law needs more than ``budget`` runs (a tree with more than ``budget`` paths
+    is not tried best-first: only merging could complete it, and callers want the exact law).
     """
-    dist: dict[Any, Fraction] = defaultdict(Fraction)
-    for out, p in enumerate_paths(lambda: fn(x), budget=budget, branch_bytes=branch_bytes):
-        dist[out] += p
-    total = sum(dist.values(), Fraction(0))
-    if total != 1:  # pragma: no cover - would mean a primitive mis-states its probabilities
-        raise AssertionError(f"path probabilities sum to {total}, not 1")
-    return dict(dist)
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
+    law = _enumerate(fn, x, budget, budget, None, Fraction(0), branch_bytes, True, DEFAULT_MAX_CHOICES, None,
+                     best_first_after_budget=False)
+    if not law.complete:
+        raise EnumerationBudgetExceeded(
+            f"enumeration needs more than budget={budget} paths (stopped: {law.stop_reason}, unexplored mass "
+            f"{float(law.residual):.3g}); pass a larger budget (vetdp check --budget N) or smaller parameters")
+    return law.dist

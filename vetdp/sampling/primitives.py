@@ -9,6 +9,7 @@ bytes (``tests/test_sampling.py``).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from fractions import Fraction
@@ -37,7 +38,8 @@ def random_bytes(n: int) -> bytes:
     """``n`` uniformly random bytes from the current source."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n={n!r} must be an int in [0, inf)")
-    return current_source().random_bytes(int(n))
+    source = current_source()  # a named local: the engine's state fingerprint can see the call's target
+    return source.random_bytes(int(n))
 
 
 def _first_set_bit(buffer: bytes) -> int | None:
@@ -46,6 +48,13 @@ def _first_set_bit(buffer: bytes) -> int | None:
         if byte:
             return 8 * i + (8 - byte.bit_length())
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _geometric_outcomes(buffer_len: int) -> tuple[tuple[int | None, Fraction], ...]:
+    """The stated law of :func:`sample_geometric_buffer`: bit i first w.p. 2**-(i+1), None w.p. 2**-bits."""
+    bits = 8 * buffer_len
+    return tuple((i, Fraction(1, 2 ** (i + 1))) for i in range(bits)) + ((None, Fraction(1, 2**bits)),)
 
 
 def sample_geometric_buffer(buffer_len: int, constant_time: bool = False) -> int | None:
@@ -58,9 +67,7 @@ def sample_geometric_buffer(buffer_len: int, constant_time: bool = False) -> int
         raise ValueError(f"buffer_len={buffer_len!r} must be an int in [1, inf)")
     source = current_source()
     if isinstance(source, BranchingSource) and not source.branch_bytes:
-        bits = 8 * buffer_len
-        outcomes: list = [(i, Fraction(1, 2 ** (i + 1))) for i in range(bits)]
-        return source.branch(outcomes + [(None, Fraction(1, 2**bits))])
+        return source.branch(_geometric_outcomes(int(buffer_len)))
     if constant_time:
         return _first_set_bit_constant_time(source.random_bytes(buffer_len))
     for i in range(buffer_len):

@@ -105,57 +105,96 @@ class PathLimitExceeded(RuntimeError):
     """One run made more random choices than the branching source allows."""
 
 
+# large constant outcome tuples (e.g. the geometric buffer's 1081 outcomes) filtered once; the
+# tuple itself is kept, so its id cannot be reused while the entry exists
+_LIVE: dict[int, tuple[tuple, list]] = {}
+
+
 class BranchingSource(RandomSource):
-    """Replays a prefix of choices and takes the first option at every fresh choice point.
+    """Replays a prefix of choices; at every fresh choice point takes option 0 (or asks its explorer).
 
     After a run, :attr:`trail` holds ``(chosen index, number of options)`` for every choice
     made and :attr:`probability` the exact probability of the path taken.
+
+    ``random_bytes(n)`` branches over the 256 values of each byte (probability 1/256 each), so
+    samplers built from raw bytes enumerate exactly. ``branch_bytes`` only selects how the
+    primitives themselves enumerate: over their stated outcomes (False, the default) or by
+    running their byte-level algorithms over every byte (True, used to check those algorithms).
+
+    ``explorer`` (used by :mod:`vetdp.engine.enumerate`) is asked for the index at every fresh
+    choice point: ``explorer.fresh(source, options, probs, extra)`` with ``probs`` the list of
+    ``(value, probability)`` outcomes, or None for ``options`` equally likely options, and
+    ``extra`` the choice's own arguments. It may raise a BaseException to end the run; once a
+    run has been ended that way, every further choice raises the same exception again
+    (:attr:`halted`), so code that swallows it cannot produce an output from a cut path.
     """
 
-    def __init__(self, prefix: Sequence[int] = (), max_choices: int = 100_000, branch_bytes: bool = False):
+    def __init__(self, prefix: Sequence[int] = (), max_choices: int = 100_000, branch_bytes: bool = False,
+                 explorer: Any = None):
         self.prefix = list(prefix)
         self.trail: list[tuple[int, int]] = []
         self._probability = Fraction(1)
         self._uniform_denominator = 1  # product of the n of every branch_uniform(n), kept as an int
         self.max_choices = max_choices
         self.branch_bytes = branch_bytes
+        self.explorer = explorer
+        self.halted: BaseException | None = None
 
     @property
     def probability(self) -> Fraction:
         """The exact probability of the path taken so far."""
         return self._probability / self._uniform_denominator
 
-    def _choose(self, options: int) -> int:
+    def _choose(self, options: int, probs: Sequence[tuple[Any, Fraction]] | None = None, extra: Any = None) -> int:
+        if self.halted is not None:
+            raise self.halted
         position = len(self.trail)
         if position >= self.max_choices:
-            raise PathLimitExceeded(f"a single run made more than {self.max_choices} random choices")
-        index = self.prefix[position] if position < len(self.prefix) else 0
+            self.halted = PathLimitExceeded(f"a single run made more than {self.max_choices} random choices")
+            raise self.halted
+        if position < len(self.prefix):
+            index = self.prefix[position]
+        elif self.explorer is not None:
+            try:
+                index = self.explorer.fresh(self, options, probs, extra)
+            except BaseException as e:
+                self.halted = e
+                raise
+        else:
+            index = 0
         self.trail.append((index, options))
         return index
 
     def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
         """One of ``outcomes`` (value, probability); zero-probability values are never taken."""
-        live = [(v, p) for v, p in outcomes if p != 0]
+        cached = _LIVE.get(id(outcomes)) if type(outcomes) is tuple else None
+        if cached is not None and cached[0] is outcomes:
+            live = cached[1]
+        else:
+            live = [(v, p) for v, p in outcomes if p != 0]
+            if type(outcomes) is tuple and len(outcomes) > 16:
+                if len(_LIVE) > 64:
+                    _LIVE.clear()
+                _LIVE[id(outcomes)] = (outcomes, live)
         if not live:
             raise ValueError("branch() needs at least one outcome with positive probability")
-        value, p = live[self._choose(len(live))]
+        value, p = live[self._choose(len(live), live, ("branch", live))]
         self._probability *= p
         return value
 
     def branch_uniform(self, n: int) -> int:
         """An integer in [0, n), each with probability 1/n (cheaper than :meth:`branch`)."""
-        index = self._choose(n)
+        index = self._choose(n, None, ("uniform", n))
         self._uniform_denominator *= n
         return index
 
     def random_bytes(self, n: int) -> bytes:
-        """Each byte branches over its 256 values (only when built with ``branch_bytes``)."""
-        if not self.branch_bytes:
-            raise TypeError(
-                "raw random bytes cannot be enumerated at the mechanism level; call a sampler "
-                "primitive (sample_bernoulli_float, sample_uniform_int_below, ...) instead"
-            )
-        return bytes(self.branch_uniform(256) for _ in range(n))
+        """``n`` bytes, each branching over its 256 values with probability 1/256."""
+        out = bytearray()
+        for _ in range(n):
+            out.append(self._choose(256, None, ("bytes", n, bytes(out))))
+            self._uniform_denominator *= 256
+        return bytes(out)
 
 
 _current: contextvars.ContextVar[RandomSource] = contextvars.ContextVar("vetdp_random_source", default=SystemSource())

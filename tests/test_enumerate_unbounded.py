@@ -1,0 +1,504 @@
+"""Enumeration of every documented primitive, of unbounded loops, and decisions with a residual.
+
+Truths are hand-derived Fractions; the independent odometer of ``_enumeration_helpers`` checks
+the engine's own passes. ``max_choices=1`` forces the best-first pass (the exhaustive pass gives
+up after one choice), so the renewal machinery is exercised on trees whose law is known.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import time
+from fractions import Fraction
+
+import pytest
+from _enumeration_helpers import choice_distribution
+
+from vetdp import bitvector_domain, discrete_distance
+from vetdp.engine.divergence import (
+    Verdict,
+    decide_bracket,
+    max_divergence,
+    max_divergence_bracket,
+)
+from vetdp.engine.enumerate import (
+    EnumerationBudgetExceeded,
+    Law,
+    Raised,
+    enumerate_law,
+    enumerate_paths,
+    output_distribution,
+)
+from vetdp.engine.timeout import DeadlineExceeded, deadline
+from vetdp.impl import make_randomized_response, make_randomized_response_bitvec
+from vetdp.sampling import primitives as P
+from vetdp.sampling.primitives import sample_uniform_int_below
+
+BEST_FIRST = {"max_choices": 1}
+
+
+# ------------------------------------------------------------------ raw bytes and the geometric buffer
+
+def test_raw_byte_bernoulli_quarter_is_exact():
+    law = enumerate_law(lambda _: P.random_bytes(1)[0] < 64, None)
+    assert law.complete and law.stop_reason == "complete" and law.residual == 0
+    assert law.dist == {True: Fraction(1, 4), False: Fraction(3, 4)}
+
+
+def test_two_raw_bytes_mod_three_is_exact():
+    # 65536 = 3 * 21845 + 1: residue 0 has one preimage more
+    law = enumerate_law(lambda _: int.from_bytes(P.random_bytes(2), "big") % 3, None)
+    assert law.dist == {0: Fraction(21846, 65536), 1: Fraction(21845, 65536), 2: Fraction(21845, 65536)}
+
+
+def test_raw_byte_rejection_sampler_is_exact_through_renewal():
+    def uniform3(_):
+        while True:
+            v = P.random_bytes(1)[0] & 3
+            if v < 3:
+                return v
+
+    law = enumerate_law(uniform3, None)
+    assert law.complete and law.renewals > 0
+    assert law.dist == dict.fromkeys(range(3), Fraction(1, 3))
+
+
+def _geometric_bernoulli(prob: float) -> bool:
+    g = P.sample_geometric_buffer(P.BERNOULLI_BUFFER_BYTES)
+    return g is not None and bool((P.expansion_bits(prob) >> (1080 - (g + 1))) & 1)
+
+
+@pytest.mark.parametrize("prob", [0.3, 1 / 3, 5e-324])
+def test_geometric_buffer_bernoulli_is_exact(prob):
+    law = enumerate_law(_geometric_bernoulli, prob)
+    assert law.complete
+    assert law.dist == {k: v for k, v in {True: Fraction(prob), False: 1 - Fraction(prob)}.items() if v}
+
+
+def _bitvec_truth(x, p_one=0.75, p_zero=0.25) -> dict:
+    law = {(): Fraction(1)}
+    for b in x:
+        q = Fraction(p_one if b else p_zero)
+        law = {y + (bit,): m * (q if bit else 1 - q) for y, m in law.items() for bit in (True, False)}
+    return law
+
+
+def test_geometric_buffer_bitvec_in_a_for_loop_is_truncated_with_its_residual_stated():
+    def bitvec(x):
+        out = []
+        for b in x:  # the for-iterator hides state: no renewal, a tiny stated residual instead
+            out.append(_geometric_bernoulli(0.75 if b else 0.25))
+        return tuple(out)
+
+    law = enumerate_law(bitvec, (1, 0, 1), budget=4_000)
+    truth = _bitvec_truth((1, 0, 1))
+    assert not law.complete and law.stop_reason == "budget"
+    assert 0 < law.residual < Fraction(1, 2**16)
+    assert law.residual == 1 - sum(law.dist.values())
+    for y, m in truth.items():
+        lo, hi = law.bounds(y)
+        assert lo <= m <= hi
+
+
+def test_geometric_buffer_bitvec_written_as_statements_is_exact_by_merging_states():
+    def bitvec(x):
+        out = []
+        i = 0
+        while i < len(x):
+            bit = _geometric_bernoulli(0.75 if x[i] else 0.25)
+            out.append(bit)
+            i += 1
+        return tuple(out)
+
+    law = enumerate_law(bitvec, (1, 0), budget=20_000)
+    assert law.complete and law.dist == _bitvec_truth((1, 0))
+
+
+# ------------------------------------------------------------------ rejection loops and their look-alikes
+
+def _rr_by_rejection(x, t, p):
+    if P.sample_bernoulli_float(p):
+        return x
+    while True:  # the lie: resample until different from the truth
+        y = P.sample_uniform_int_below(t)
+        if y != x:
+            return y
+
+
+def _rr_truth(x, t, p) -> dict:
+    p = Fraction(p)
+    return {y: p if y == x else (1 - p) / (t - 1) for y in range(t)}
+
+
+@pytest.mark.parametrize("t,p", [(2, 0.5), (3, 0.5), (4, 0.3), (5, 0.9)])
+def test_rejection_loop_rr_has_exactly_the_law_of_ordinary_rr(t, p):
+    for x in range(t):
+        law = enumerate_law(lambda v: _rr_by_rejection(v, t, p), x)
+        assert law.complete and law.renewals > 0
+        assert law.dist == _rr_truth(x, t, p)
+        assert output_distribution(lambda v: _rr_by_rejection(v, t, p), x) == _rr_truth(x, t, p)
+
+
+def test_rejection_loop_rr_matches_the_bundled_rr_law():
+    m = make_randomized_response(["a", "b", "c"], 0.5)
+    cats = ["a", "b", "c"]
+    for i, c in enumerate(cats):
+        law = enumerate_law(lambda v: _rr_by_rejection(v, 3, 0.5), i)
+        assert {cats[y]: mass for y, mass in law.dist.items()} == output_distribution(m, c)
+
+
+def test_a_local_waiting_on_the_stack_does_not_prevent_renewal():
+    def shifted(x):
+        offset = 10
+        return offset + _rr_by_rejection(x, 3, 0.5)  # `offset` sits below the call on the value stack
+
+    law = enumerate_law(shifted, 0)
+    assert law.complete and law.renewals > 0
+    assert law.dist == {10 + y: m for y, m in _rr_truth(0, 3, 0.5).items()}
+
+
+def _capped_truth(x, t, cap) -> dict:
+    stay = Fraction(1, t) ** cap
+    return {y: stay if y == x else (1 - stay) / (t - 1) for y in range(t)}
+
+
+def test_capped_retry_loop_is_not_a_renewal():
+    def capped(x, t=3):
+        tries = 0
+        while tries < 3:
+            y = P.sample_uniform_int_below(t)
+            if y != x:
+                return y
+            tries += 1
+        return x
+
+    for options in ({}, BEST_FIRST):
+        law = enumerate_law(capped, 1, **options)
+        assert law.complete and law.dist == _capped_truth(1, 3, 3)
+        assert law.dist != _rr_truth(1, 3, 0)
+
+
+class _Counter:
+    def __init__(self):
+        self.n = 0
+
+
+class _Slotted:
+    __slots__ = ("n",)
+
+    def __init__(self):
+        self.n = 0
+
+
+@pytest.mark.parametrize("make", [_Counter, _Slotted], ids=["dict-attribute", "slot"])
+def test_loop_mutating_an_attribute_is_not_a_renewal(make):
+    def capped(x, t=3):
+        box = make()
+        while True:
+            if box.n >= 3:
+                return x
+            y = P.sample_uniform_int_below(t)
+            if y != x:
+                return y
+            box.n += 1
+
+    law = enumerate_law(capped, 0, **BEST_FIRST)
+    assert law.complete and law.dist == _capped_truth(0, 3, 3)
+
+
+_TRIES = [0]
+
+
+def test_loop_mutating_a_global_is_not_a_renewal():
+    def capped(x, t=3):
+        _TRIES[0] = 0
+        while True:
+            if _TRIES[0] >= 3:
+                return x
+            y = P.sample_uniform_int_below(t)
+            if y != x:
+                return y
+            _TRIES[0] += 1
+
+    law = enumerate_law(capped, 2, **BEST_FIRST)
+    assert law.complete and law.dist == _capped_truth(2, 3, 3)
+
+
+def test_for_loop_with_equal_locals_is_not_a_renewal():
+    def three_tries(_):
+        for _v in (0, 0, 0):  # same locals every iteration; only the hidden iterator moves
+            if P.sample_bernoulli_float(0.5):
+                return "hit"
+        return "miss"
+
+    law = enumerate_law(three_tries, None, **BEST_FIRST)
+    assert law.complete and law.dist == {"hit": Fraction(7, 8), "miss": Fraction(1, 8)}
+
+
+def test_callback_from_c_code_is_not_a_renewal():
+    def step(_):
+        return P.sample_bernoulli_float(0.5)
+
+    def any_of_three(_):
+        return any(map(step, (0, 0, 0)))  # `any` holds the map iterator in C
+
+    law = enumerate_law(any_of_three, None, **BEST_FIRST)
+    assert law.complete and law.dist == {True: Fraction(7, 8), False: Fraction(1, 8)}
+
+
+def test_unbounded_non_renewal_loop_stops_with_a_stated_residual():
+    def geometric(_):
+        n = 0
+        while P.sample_bernoulli_float(0.5):
+            n += 1
+        return n
+
+    law = enumerate_law(geometric, None, budget=40)
+    assert law.stop_reason == "budget" and not law.complete
+    assert law.residual == 1 - sum(law.dist.values()) > 0
+    for n, m in law.dist.items():
+        assert m == Fraction(1, 2 ** (n + 1))
+    target = Fraction(1, 2**20)
+    law = enumerate_law(geometric, None, residual_target=target)
+    assert law.stop_reason == "residual" and 0 < law.residual <= target
+
+
+def test_loop_that_never_returns_but_draws_is_reported_as_diverging():
+    def spin(_):
+        while True:
+            P.sample_bernoulli_float(0.5)
+
+    law = enumerate_law(spin, None)
+    assert law.stop_reason == "diverges" and law.residual == 1 and law.dist == {}
+
+
+def test_mixed_exit_and_divergence():
+    def half_spin(_):
+        if P.sample_bernoulli_float(0.25):
+            return "out"
+        while True:
+            P.sample_uniform_int_below(3)
+
+    law = enumerate_law(half_spin, None)
+    assert law.stop_reason == "diverges" and law.dist == {"out": Fraction(1, 4)} and law.residual == Fraction(3, 4)
+
+
+# ------------------------------------------------------------------ time budgets
+
+def test_loop_forever_without_choices_stops_on_time():
+    def forever(_):
+        while True:
+            pass
+
+    t0 = time.monotonic()
+    law = enumerate_law(forever, None, seconds=0.5)
+    elapsed = time.monotonic() - t0
+    assert law.stop_reason == "time" and law.residual == 1 and not law.complete
+    assert 0.45 <= elapsed < 3.0
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # no alarm left behind
+
+
+def test_time_budget_inside_an_enclosing_deadline_leaves_it_armed():
+    def forever(_):
+        while True:
+            pass
+
+    with deadline(30.0):
+        law = enumerate_law(forever, None, seconds=0.3)
+        assert law.stop_reason == "time"
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0  # the enclosing deadline is still armed
+    with pytest.raises(DeadlineExceeded), deadline(0.3):
+        enumerate_law(forever, None, seconds=30.0)  # the enclosing deadline still interrupts
+
+
+def test_time_budget_stops_a_drawing_loop():
+    def count(_):
+        n = 0
+        while True:
+            n += P.sample_uniform_int_below(2)
+
+    t0 = time.monotonic()
+    law = enumerate_law(count, None, seconds=0.5)
+    assert law.stop_reason == "time" and law.residual == 1 and time.monotonic() - t0 < 3.0
+
+
+def test_bad_arguments_are_rejected():
+    with pytest.raises(ValueError, match="budget=0"):
+        enumerate_law(lambda _: 0, None, budget=0)
+    with pytest.raises(ValueError, match="seconds=0"):
+        enumerate_law(lambda _: 0, None, seconds=0)
+    with pytest.raises(ValueError, match="residual_target=2"):
+        enumerate_law(lambda _: 0, None, residual_target=Fraction(2))
+
+
+# ------------------------------------------------------------------ finite trees, both passes
+
+def _mixed(_):
+    a = P.sample_uniform_int_below(3)
+    if a == 0:
+        return ("a", P.sample_bernoulli_float(0.1))
+    if a == 1 and P.sample_bernoulli_float(1 / 3):
+        raise ValueError("odd")
+    return ("b", P.sample_geometric_buffer(1))
+
+
+@pytest.mark.parametrize("renewal", [True, False])
+def test_finite_trees_give_the_same_law_in_both_passes(renewal):
+    exhaustive = enumerate_law(_mixed, None)
+    best_first = enumerate_law(_mixed, None, renewal=renewal, **BEST_FIRST)
+    independent = {}
+    for out, p in choice_distribution_with_raised(lambda: _mixed(None)).items():
+        independent[out] = p
+    assert exhaustive.complete and best_first.complete
+    assert exhaustive.dist == best_first.dist == output_distribution(_mixed, None) == independent
+
+
+def choice_distribution_with_raised(fn):
+    def wrapped():
+        try:
+            return fn()
+        except ValueError as e:
+            return Raised("ValueError", str(e))
+
+    return choice_distribution(wrapped)
+
+
+def test_bundled_mechanisms_give_identical_laws():
+    rr = make_randomized_response(["a", "b", "c"], 0.5)
+    bv = make_randomized_response_bitvec(bitvector_domain(max_weight=1, length=3), discrete_distance(), 0.4)
+    for m, x in [(rr, "a"), (rr, "zz"), (bv, (True, False, False))]:
+        exact = output_distribution(m, x)
+        assert enumerate_law(m, x).dist == exact
+        assert enumerate_law(m, x, **BEST_FIRST).dist == exact
+
+
+def test_output_distribution_still_raises_over_budget():
+    def ten_coins(_):
+        return [P.sample_bernoulli_float(0.5) for _ in range(10)]
+
+    with pytest.raises(EnumerationBudgetExceeded, match="budget=100"):
+        output_distribution(ten_coins, None, budget=100)
+
+
+def test_enumerate_paths_refuses_an_unbounded_path_quickly():
+    def spin():
+        while True:
+            P.sample_bernoulli_float(0.5)
+
+    with pytest.raises(EnumerationBudgetExceeded, match="max_choices=50"):
+        list(enumerate_paths(spin, max_choices=50))
+
+
+def test_best_first_runs_start_in_non_increasing_probability():
+    starts: list[Fraction] = []
+
+    def tree(_):
+        n = 0
+        while P.sample_bernoulli_float(0.7):
+            n += P.sample_uniform_int_below(3)
+        return n
+
+    law = enumerate_law(tree, None, budget=300, trace=lambda prefix, p: starts.append(p))
+    assert len(starts) > 100
+    assert all(a >= b for a, b in zip(starts, starts[1:], strict=False))
+    assert starts[0] == 1 and law.residual > 0
+
+
+# ------------------------------------------------------------------ decisions with a residual
+
+def _rr_laws(t: int, p: float) -> dict:
+    m = make_randomized_response(list(range(t)), p)
+    return {x: enumerate_law(m, x) for x in range(t)}
+
+
+def test_bracket_agrees_with_max_divergence_when_complete():
+    laws = _rr_laws(3, 0.6)
+    bracket = max_divergence_bracket(laws)
+    md = max_divergence({x: law.dist for x, law in laws.items()})
+    p = Fraction(0.6)
+    assert bracket.lower == bracket.upper == md.ratio == p / ((1 - p) / 2)
+    assert bracket.witness == md and bracket.exact
+    pairs = [(0, 1), (1, 0)]
+    assert max_divergence_bracket(laws, pairs).witness == max_divergence({x: law.dist for x, law in laws.items()},
+                                                                       pairs)
+
+
+def test_bracket_with_residual_bounds_the_ratio():
+    exact = {"y": Fraction(1, 2), "z": Fraction(1, 2)}
+    laws = {0: Law({"y": Fraction(3, 4)}, Fraction(1, 4), 1, False, "budget"),
+            1: Law(exact, Fraction(0), 1, True, "complete")}
+    bracket = max_divergence_bracket(laws, [(0, 1)])
+    assert bracket.lower == Fraction(3, 2) and bracket.upper is None  # 0's unexplored mass may sit where 1 has none
+    assert bracket.witness.y == "y" and bracket.residual == Fraction(1, 4)
+    bracket = max_divergence_bracket(laws, [(1, 0)])
+    # y: 1/2 over [3/4, 1]; z: 1/2 over [0, 1/4]
+    assert bracket.lower == Fraction(2) and bracket.upper is None
+    laws[0] = Law({"y": Fraction(3, 4), "z": Fraction(1, 8)}, Fraction(1, 8), 1, False, "budget")
+    bracket = max_divergence_bracket(laws, [(1, 0)])
+    assert bracket.upper == Fraction(4) and bracket.lower == Fraction(2)  # numerator exact: a finite upper bound
+
+
+def test_decisions_with_a_residual():
+    laws = {0: Law({"y": Fraction(3, 4)}, Fraction(1, 4), 1, False, "budget"),
+            1: Law({"y": Fraction(1, 4), "z": Fraction(3, 4)}, Fraction(0), 1, True, "complete")}
+    bracket = max_divergence_bracket(laws, [(0, 1)])
+    assert bracket.lower == 3
+    assert decide_bracket(math.log(3) - 1e-9, bracket).verdict is Verdict.UNSOUND
+    undecided = decide_bracket(5.0, bracket)
+    assert undecided.verdict is Verdict.UNDECIDED and "unexplored mass 1/4" in undecided.message
+    complete = max_divergence_bracket({0: Law({"y": Fraction(3, 4), "z": Fraction(1, 4)}, Fraction(0), 1, True,
+                                              "complete"), 1: laws[1]})
+    assert complete.lower == complete.upper == 3
+    assert decide_bracket(math.log(3) + 1e-9, complete).verdict is Verdict.SOUND
+    assert decide_bracket(math.log(3) - 1e-9, complete).verdict is Verdict.UNSOUND
+    impossible = {0: Law({"w": Fraction(1, 2)}, Fraction(1, 2), 1, False, "time"), 1: laws[1]}
+    assert decide_bracket(100.0, max_divergence_bracket(impossible, [(0, 1)])).verdict is Verdict.UNSOUND
+
+
+def test_rejection_loop_rr_is_decided_sound_at_its_claim_and_unsound_below():
+    t, p = 3, 0.5
+    laws = {x: enumerate_law(lambda v: _rr_by_rejection(v, t, p), x) for x in range(t)}
+    bracket = max_divergence_bracket(laws)
+    assert bracket.exact and bracket.upper == Fraction(1, 2) / Fraction(1, 4)
+    claim = math.log(2)
+    ok = decide_bracket(math.nextafter(claim, math.inf), bracket)
+    assert ok.verdict is Verdict.SOUND
+    assert decide_bracket(math.nextafter(claim, 0), bracket).verdict is Verdict.UNSOUND
+
+
+def _closure_rejection_rr(cats):
+    t = len(cats)
+
+    def function(x):
+        while True:
+            y = cats[sample_uniform_int_below(t)]  # a closure variable waits on the stack during the draw
+            if y != x:
+                return y
+
+    return function
+
+
+def test_rejection_loop_indexing_a_closure_list_is_exact():
+    law = enumerate_law(_closure_rejection_rr(["a", "b", "c"]), "a", seconds=20)
+    assert law.complete and law.renewals >= 1
+    assert law.dist == {"b": Fraction(1, 2), "c": Fraction(1, 2)}
+
+
+def test_closure_rebound_by_a_user_call_is_not_a_renewal():
+    def function(x):
+        cats = [0, 1, 2]
+
+        def draw():
+            nonlocal cats
+            cats = cats[1:] + cats[:1]  # rotates the list the caller is about to index
+            return sample_uniform_int_below(3)
+
+        while True:
+            y = cats[draw()]
+            if y != x:
+                return y
+
+    law = enumerate_law(function, 0, seconds=3, budget=2_000)
+    assert law.renewals == 0  # a user function runs between the load and the draw: no merge
+    assert not law.complete and law.residual > 0
