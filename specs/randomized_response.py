@@ -214,6 +214,9 @@ MEASUREMENT = MeasurementSpec(
         {"categories": layout(7, "int", step=3, offset=-4, order="shuffled", seed=1), "prob": at_least(Fraction(1, 7))},
         {"categories": layout(12, "str", step=2, order="shuffled", seed=2), "prob": P_MAX},
         {"categories": layout(40, "int", step=2, offset=1, order="reversed"), "prob": 0.5},
+        # t in the thousands: a spread of the categories is enumerated, each over all t outputs
+        {"categories": layout(1000, "int", step=2, offset=-3, order="shuffled", seed=9),
+         "prob": at_least(Fraction(1, 1000))},
     ],
     bad=[
         _bad("one_category", ValueError, ("categories",), categories=["a"]),

@@ -199,7 +199,7 @@ def sample_uniform_int_below(n: int) -> int:
         raise ValueError(f"n={n!r} must be in [1, inf)")
     source = current_source()
     if isinstance(source, BranchingSource) and not source.branch_bytes:
-        return source.branch([(i, Fraction(1, n)) for i in range(n)])
+        return source.branch_uniform(n)  # each of [0, n) with probability 1/n, without n Fractions
     if n == 1:
         return 0
     width = uniform_attempt_bytes(n)
