@@ -25,7 +25,7 @@ from vetdp.engine.divergence import (
 )
 from vetdp.engine.enumerate import Raised, enumerate_law, freeze
 from vetdp.engine.spec import MeasurementSpec
-from vetdp.sampling.sources import BranchingSource, RecordingSource, SeededSource, use_source
+from vetdp.sampling.sources import BranchingSource, RandomSource, RecordingSource, SeededSource, use_source
 
 __all__ = [
     "Finding",
@@ -352,18 +352,35 @@ def privacy_with_residual(spec: MeasurementSpec, m: Any, laws: dict, params: dic
     return out
 
 
+class _RepeatedByte(RandomSource):
+    """Every byte the same value: 0x00 drives variable-time samplers to their longest reads, 0x80 to their
+    shortest (both give value 0 in rejection samplers, so nothing loops)."""
+
+    def __init__(self, byte: int):
+        self.byte = byte
+
+    def random_bytes(self, n: int) -> bytes:
+        return bytes([self.byte]) * n
+
+
 def constant_bytes(spec: MeasurementSpec, m: Any, params: dict, inputs: list, seed: int) -> Finding:
-    """With the constant-time parameter set, the bytes read never depend on the input or the outcome."""
+    """With the constant-time parameter set, the bytes read never depend on the input or the outcome.
+
+    Each input runs on three seeded byte streams and on the two extreme streams (all 0x00, all 0x80),
+    which make a variable-time sampler read its most and its fewest bytes.
+    """
     if not params.get(spec.constant_time_param):
         return Finding(True, "no constant-time promise for these parameters", skipped=True)
     counts: dict[int, Any] = {}
     for i, x in enumerate(inputs):
-        for rep in range(3):
-            rec = RecordingSource(SeededSource(f"{seed}/{i}/{rep}"))
+        sources = [SeededSource(f"{seed}/{i}/{rep}") for rep in range(3)] + [_RepeatedByte(0x00), _RepeatedByte(0x80)]
+        for inner in sources:
+            rec = RecordingSource(inner)
             with use_source(rec):
                 m(x)
             counts.setdefault(rec.bytes_read, x)
     if len(counts) > 1:
         return Finding(False, "bytes read depend on the input or on the random outcome",
                        witness={f"{n} bytes": show(x) for n, x in counts.items()})
-    return Finding(True, f"{next(iter(counts))} bytes read for every input and outcome")
+    return Finding(True, f"{next(iter(counts))} bytes read for every input and outcome (seeded and extreme "
+                   "byte streams)")
