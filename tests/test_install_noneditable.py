@@ -76,3 +76,12 @@ def test_installed_outside_any_project_fails_instead_of_passing(installed, tmp_p
     r = subprocess.run([str(installed / "vetdp"), "proofs", "status"], cwd=tmp_path, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 2 and "proofs directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_installed_check_of_a_whole_spec_matches_editable(installed, tmp_path):
+    """Spec clauses, precondition rows, the proof, its z3 obligations and lemmas: the same names and verdicts."""
+    editable = _check_names(Path(sys.executable).parent / "vetdp", "randomized_response_bool", tmp_path / "e.json")
+    installed_run = _check_names(installed / "vetdp", "randomized_response_bool", tmp_path / "i.json")
+    assert installed_run == editable
+    kinds = {check.split("[")[0].split(".")[0] for _, check, _ in editable}
+    assert {"precondition", "privacy", "function", "proof", "obligation", "lemma"} <= kinds
