@@ -12,15 +12,12 @@ through a path entry to this venv's site-packages, which holds no vetdp module).
 import json
 import shutil
 import subprocess
-import sys
-import sysconfig
 import time
-import venv
 from pathlib import Path
 
 import pytest
+from _install_helpers import REPO, noneditable_install
 
-REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "oue"
 TIMES: dict[str, float] = {}
 
@@ -29,29 +26,9 @@ TIMES: dict[str, float] = {}
 def tool(tmp_path_factory) -> Path:
     """bin/ of a fresh venv holding a non-editable install of vetdp built from a copy of this tree."""
     t0 = time.perf_counter()
-    base = tmp_path_factory.mktemp("downstream")
-    src = base / "src"
-    src.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    for name in ("vetdp", "impl", "specs"):
-        shutil.copytree(REPO / name, src / name, ignore=ignore)
-    env_dir = base / "venv"
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    py = env_dir / "bin" / "python"
-    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    (site / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", str(src)],
-                         capture_output=True, text=True, timeout=600)
-    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
-    shutil.rmtree(src)
-    where = subprocess.run([str(py), "-c", "import vetdp.pytest_plugin, vetdp.api; print(vetdp.__file__)"],
-                           cwd=base, check=True, capture_output=True, text=True).stdout
-    assert str(site) in where and str(REPO) not in where, where
+    bin_dir = noneditable_install(tmp_path_factory.mktemp("downstream"), "vetdp.pytest_plugin, vetdp.api")
     print(f"install (fresh venv, non-editable): {time.perf_counter() - t0:.1f} s")
-    return env_dir / "bin"
+    return bin_dir
 
 
 def _copy(tmp_path: Path, name: str) -> Path:

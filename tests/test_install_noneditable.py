@@ -9,45 +9,18 @@ path entry does not run).
 """
 
 import json
-import shutil
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
-
-from vetdp.obligations.pinning import default_proofs_dir
-
-REPO = default_proofs_dir().parent
+from _install_helpers import REPO, noneditable_install
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
     """bin/ of a fresh venv holding a non-editable install of vetdp built from a copy of this tree."""
-    base = tmp_path_factory.mktemp("noneditable")
-    src = base / "src"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    for name in ("vetdp", "impl", "specs"):
-        shutil.copytree(REPO / name, src / name, ignore=ignore)
-    env_dir = base / "venv"
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    py = env_dir / "bin" / "python"
-    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    (site / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", str(src)],
-                         capture_output=True, text=True, timeout=600)
-    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
-    shutil.rmtree(src)  # nothing of the copied tree may be what the installed vetdp reads
-    where = subprocess.run([str(py), "-c", "import vetdp, vetdp.impl; print(vetdp.__file__, vetdp.impl.__file__)"],
-                           cwd=base, check=True, capture_output=True, text=True).stdout
-    assert str(site) in where and str(REPO) not in where, where
-    return env_dir / "bin"
+    return noneditable_install(tmp_path_factory.mktemp("noneditable"), "vetdp, vetdp.impl")
 
 
 def _check_names(vetdp_exe: Path, pattern: str, out: Path) -> list[tuple[str, str, str]]:

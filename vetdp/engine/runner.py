@@ -313,6 +313,15 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
           lambda: privacy_with_residual(spec, m, laws, params))
     residual = max(k.residual for k in laws.values())
     reasons = sorted({k.stop_reason for k in laws.values() if not k.complete})
+    stopped = [(x, k) for x, k in laws.items() if k.stop_reason in ("time", "budget")]
+    if stopped:  # say that the budget ended the enumeration, and where
+        x, k = max(stopped, key=lambda item: item[1].residual)
+        why = (f"undecided: budget — enumerating M({show(raw[x])!r}) stopped on {k.stop_reason} after {k.paths} "
+               f"paths with unexplored mass ~{float(k.residual):.3g}")
+        for name, f in list(c.out.items()):
+            if f.undecided and name in ("function.law", "privacy.sound", "privacy.distance"):
+                c.out[name] = dataclasses.replace(f, message=f"{why}; {f.message}",
+                                                  witness={**(f.witness or {}), "x": show(raw[x])})
     c.out["errors.data_independent"] = Finding(False, f"undecided: laws known up to the unexplored mass {residual} "
                                                f"(~{float(residual):.3g}; stopped: {', '.join(reasons)})",
                                                undecided=True)
