@@ -94,3 +94,17 @@ def test_enabled_outside_any_project_is_a_usage_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\nvetdp = true\n")
     r = pytest_in(tmp_path, "-q")
     assert r.returncode == 4 and "[tool.vetdp]" in r.stderr + r.stdout
+
+
+def test_xdist_runs_the_items_on_two_workers_with_the_same_verdicts(buggy):
+    pytest.importorskip("xdist")  # installed by the test extra
+    serial = pytest_in(buggy, "-q", "-k", "estimate_oue_counts")
+    parallel = pytest_in(buggy, "-q", "-n", "2", "-k", "estimate_oue_counts")
+
+    def failed(r):
+        return sorted(line.split()[1] for line in r.stdout.splitlines() if line.startswith("FAILED "))
+
+    assert serial.returncode == parallel.returncode == 1, parallel.stdout[-2000:]
+    assert "2 workers" in parallel.stdout or "gw1" in parallel.stdout
+    assert failed(parallel) == failed(serial) and "pyproject.toml::estimate_oue_counts::estimator.variance" in \
+        failed(parallel)
