@@ -38,8 +38,8 @@ from scipy.stats import beta as beta_dist
 
 from vetdp.audit.blackbox import clopper_pearson_lower, clopper_pearson_upper
 from vetdp.core.validation import check_float, check_int
-from vetdp.engine.clauses import Finding, privacy_findings
-from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, freeze, output_distribution
+from vetdp.engine.clauses import Finding, privacy_findings, reference_laws
+from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, freeze
 
 __all__ = ["opaque_findings", "distribution_audit", "audited_inputs", "detectable_deviation", "MAX_AUDITED_INPUTS"]
 
@@ -192,22 +192,6 @@ def _errors_agree(m: Any, inputs: list) -> Finding:
     return Finding(True, "one call per input: no errors" if only is None else f"same error on every input: {only}")
 
 
-def _exact_laws(spec: Any, params: dict, inputs: list, budget: int) -> tuple[dict, str]:
-    """The exact law of every input (frozen input -> {frozen output: Fraction}) and where it came from."""
-    if spec.law is not None:
-        laws = {}
-        for x in inputs:
-            dist = {freeze(y): Fraction(p) for y, p in spec.law(params, x).items()}
-            total = sum(dist.values(), Fraction(0))
-            if total != 1 or any(p < 0 for p in dist.values()):
-                raise ValueError(f"the spec's law for x={x!r} is not a distribution: probabilities sum to {total}")
-            laws[freeze(x)] = dist
-        return laws, "the spec's law"
-    reference = spec.build(spec.load_constructor(), params)
-    return ({freeze(x): output_distribution(reference, x, budget=budget) for x in inputs},
-            f"the law of {spec.impl_ref}")
-
-
 def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, beta: float | None = None) -> dict:
     """The clauses for an opaque measurement ``m`` built with ``params`` (see the module docstring).
 
@@ -224,7 +208,7 @@ def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, bet
         out["timing.constant_bytes"] = Finding(True, "opaque implementation: the bytes it reads cannot be observed",
                                                skipped=True)
     try:
-        exact, source = _exact_laws(spec, params, inputs, cfg.budget)
+        exact, source = reference_laws(spec, params, inputs, cfg.budget)
     except EnumerationBudgetExceeded as e:
         skip = Finding(True, f"no exact truth: {e}", skipped=True)
         out.update({"privacy.sound": skip, "privacy.tight": skip, "audit.distribution": skip})

@@ -23,7 +23,7 @@ from vetdp.engine.divergence import (
     max_divergence,
     max_divergence_bracket,
 )
-from vetdp.engine.enumerate import Raised, enumerate_law, freeze
+from vetdp.engine.enumerate import Raised, enumerate_law, freeze, output_distribution
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.sampling.sources import BranchingSource, RandomSource, RecordingSource, SeededSource, use_source
 
@@ -33,6 +33,7 @@ __all__ = [
     "show",
     "privacy_findings",
     "law_finding",
+    "reference_laws",
     "distance_findings",
     "data_independent_errors",
     "rejects_outside",
@@ -219,6 +220,23 @@ def monotone_finding(claims: dict[int, float]) -> Finding:
 
 def _both(f: Finding) -> dict[str, Finding]:
     return {"privacy.distance": f, "privacy.monotone": f}
+
+
+def reference_laws(spec: MeasurementSpec, params: dict, inputs: list, budget: int) -> tuple[dict, str]:
+    """The exact law of every input (frozen input -> {frozen output: Fraction}) and where it came from:
+    the spec's stated law (checked to be a distribution), else the enumerated law of vetdp's implementation."""
+    if spec.law is not None:
+        laws = {}
+        for x in inputs:
+            dist = {freeze(y): Fraction(p) for y, p in spec.law(params, x).items() if p != 0}
+            total = sum(dist.values(), Fraction(0))
+            if total != 1 or any(p < 0 for p in dist.values()):
+                raise ValueError(f"the spec's law for x={x!r} is not a distribution: probabilities sum to {total}")
+            laws[freeze(x)] = dist
+        return laws, "the spec's law"
+    reference = spec.build(spec.load_constructor(), params)
+    return ({freeze(x): output_distribution(reference, x, budget=budget) for x in inputs},
+            f"the law of {spec.impl_ref}")
 
 
 def law_finding(dists: dict[Any, dict], law: Callable[[Any], dict], source: str) -> Finding:

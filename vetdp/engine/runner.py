@@ -26,7 +26,6 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator
-from fractions import Fraction
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, given, settings
@@ -44,10 +43,11 @@ from vetdp.engine.clauses import (
     law_with_residual,
     privacy_findings,
     privacy_with_residual,
+    reference_laws,
     rejects_outside,
     show,
 )
-from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law, freeze, output_distribution
+from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law, freeze
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import MeasurementSpec
@@ -195,16 +195,6 @@ class _Clauses:
         return False
 
 
-def _reference_law(spec: MeasurementSpec, params: dict, raw_inputs: dict, cfg: RunConfig):
-    """(law(key) -> dist, description) of the reference for function.law, or (None, why not)."""
-    if spec.law is not None:
-        return (lambda key: spec.law(params, raw_inputs[key])), "the spec's law"
-    if not cfg.reference_law:
-        return None, "the spec states no law of its own (verify compares with vetdp's implementation)"
-    reference = spec.build(spec.load_constructor(), params)
-    return (lambda key: output_distribution(reference, raw_inputs[key], budget=cfg.budget)), \
-        f"the law of {spec.impl_ref}"
-
 
 def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConfig,
                     audit_beta: float | None = None) -> dict[str, Finding]:
@@ -293,17 +283,22 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
 def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg: RunConfig, raw: dict,
                    laws: dict, container: list) -> None:
     """function.law, the privacy clauses and errors.data_independent from the enumerated laws."""
-    law, source = _reference_law(spec, params, raw, cfg)
     exact = all(k.complete for k in laws.values())
     dists = {x: k.dist for x, k in laws.items()}
+
+    def check_law() -> dict[str, Finding]:  # inside the clause's budget: the reference may fail or be slow
+        reference, source = reference_laws(spec, params, list(raw.values()), cfg.budget)
+        if exact:
+            return {"function.law": law_finding(dists, reference.__getitem__, source)}
+        return {"function.law": law_with_residual(laws, reference.__getitem__, source)}
+
     if container:
         c.out["function.law"] = container[0]
-    elif law is None:
-        c.out["function.law"] = Finding(True, f"not checked: {source}", skipped=True)
-    elif exact:
-        c.run(("function.law",), lambda: {"function.law": law_finding(dists, law, source)})
+    elif spec.law is None and not cfg.reference_law:
+        c.out["function.law"] = Finding(True, "not checked: the spec states no law of its own (verify compares "
+                                        "with vetdp's implementation)", skipped=True)
     else:
-        c.run(("function.law",), lambda: {"function.law": law_with_residual(laws, law, source)})
+        c.run(("function.law",), check_law)
     if exact:
         c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
         c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
@@ -327,26 +322,15 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
                                                undecided=True)
 
 
-_privacy = privacy_findings  # the name vetdp.audit.opaque imports
-
-
 def _opaque(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunConfig,
             audit_beta: float | None) -> dict[str, Finding]:
     from vetdp.audit.opaque import opaque_findings
 
     out = opaque_findings(spec, m, params, inputs, cfg, beta=audit_beta if audit_beta is not None else cfg.audit_beta)
     if "privacy.sound" in out and not out["privacy.sound"].skipped:  # an exact truth exists: check the map's range
-        out.update(distance_findings(spec, m, _reference_dists(spec, params, inputs, cfg), params))
+        out.update(distance_findings(spec, m, reference_laws(spec, params, inputs, cfg.budget)[0], params))
     return out
 
-
-def _reference_dists(spec: MeasurementSpec, params: dict, inputs: list, cfg: RunConfig) -> dict[Any, dict]:
-    """The exact law on every input: the spec's own, else that of vetdp's implementation."""
-    if spec.law is not None:
-        return {freeze(x): {freeze(y): Fraction(p) for y, p in spec.law(params, x).items() if p}
-                for x in inputs}
-    reference = spec.build(spec.load_constructor(), params)
-    return {freeze(x): output_distribution(reference, x, budget=cfg.budget) for x in inputs}
 
 
 # ------------------------------------------------------------------ preconditions
