@@ -48,9 +48,12 @@ BATCH_PROBS = [0.0, 1.0, 0.5, 0.3, 1 / 3, 1 - 2.0**-53, 2.0**-60, TINY, 1.234567
                2.2250738585072014e-308]
 
 
+@pytest.mark.parametrize("chunk", [B.FIRST_ROUND_CHUNK, 7])
 @pytest.mark.parametrize("source_kind", ["seeded", "zero-heavy"])
 @pytest.mark.parametrize("prob", BATCH_PROBS)
-def test_bernoulli_batch_each_cell_answers_as_scalar_on_its_bytes(prob, source_kind):
+def test_bernoulli_batch_each_cell_answers_as_scalar_on_its_bytes(prob, source_kind, chunk, monkeypatch):
+    # chunk 7: the first round is read in many pieces, whose boundaries must not disturb the cells
+    monkeypatch.setattr(B, "FIRST_ROUND_CHUNK", chunk)
     inner = SeededSource(11) if source_kind == "seeded" else ZeroHeavySource(11)
     rec = RecordingSource(inner)
     with use_source(rec):

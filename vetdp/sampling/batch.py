@@ -9,6 +9,7 @@ would. They cannot run under the engine's branching source (use the scalar forms
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -47,6 +48,21 @@ class BatchCellBytes:
     last: list[bytearray] | None = None
 
 
+# cells drawn per read of the first round: bytes and lookups stay in the CPU cache
+FIRST_ROUND_CHUNK = 1 << 16
+
+
+@functools.lru_cache(maxsize=64)
+def _answer_table(p: float) -> np.ndarray:
+    """``table[g]`` = bit ``g`` of ``p``'s expansion (g = 1..1080); ``table[0]``: the answer when no bit is set."""
+    width = 8 * BERNOULLI_BUFFER_BYTES
+    expansion = expansion_bits(p)
+    table = np.array([p == 1.0] + [bool((expansion >> (width - g)) & 1) or p == 1.0 for g in range(1, width + 1)],
+                     dtype=bool)
+    table.setflags(write=False)
+    return table
+
+
 def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.ndarray:
     """``count`` independent Bernoulli(``prob``) draws as a bool array, each exact.
 
@@ -55,23 +71,33 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
     ``G`` of ``prob``'s binary expansion. Rounds stop after ``bernoulli_bytes_needed(prob)``
     bytes, as the scalar form does; cells still undecided answer False (True when prob
     is 1). With ``record``, :attr:`BatchCellBytes.last` keeps each cell's bytes.
+
+    The first round, which decides 255 of every 256 cells, maps each byte to its answer
+    through one 256-entry table, in chunks of :data:`FIRST_ROUND_CHUNK` cells read in
+    cell order (the byte stream is the same as one read of ``count`` bytes).
     """
     p = _validate_probability(prob)
     count = _check_count("count", count)
     source = _byte_source()
-    width = 8 * BERNOULLI_BUFFER_BYTES
-    expansion = expansion_bits(p)
-    # table[g] = bit g of prob's expansion, g = 1..1080; table[0] = answer when no bit is set
-    table = np.zeros(width + 1, dtype=bool)
-    for g in range(1, width + 1):
-        table[g] = (expansion >> (width - g)) & 1
-    table[0] = p == 1.0
-    if p == 1.0:
-        table[:] = True
-    position = np.zeros(count, dtype=np.int32)
-    undecided = np.arange(count)
+    table = _answer_table(p)
+    rounds = bernoulli_bytes_needed(p)
     cells = [bytearray() for _ in range(count)] if record else None
-    for round_ in range(bernoulli_bytes_needed(p)):
+    BatchCellBytes.last = cells
+    if rounds == 0 or count == 0:  # prob 0 or 1: the scalar form reads nothing either
+        return np.full(count, table[0], dtype=bool)
+    first_round = table[_FIRST_BIT]  # byte -> answer when the byte is non-zero
+    out = np.empty(count, dtype=bool)
+    zero_cells = []
+    for start in range(0, count, FIRST_ROUND_CHUNK):
+        stop = min(start + FIRST_ROUND_CHUNK, count)
+        drawn = np.frombuffer(source.random_bytes(stop - start), dtype=np.uint8)
+        np.take(first_round, drawn, out=out[start:stop])
+        zero_cells.append(np.flatnonzero(drawn == 0) + start)
+        if cells is not None:
+            for c, b in enumerate(drawn.tolist(), start):
+                cells[c].append(b)
+    undecided = np.concatenate(zero_cells)
+    for round_ in range(1, rounds):
         if undecided.size == 0:
             break
         drawn = np.frombuffer(source.random_bytes(undecided.size), dtype=np.uint8)
@@ -80,10 +106,10 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
                 cells[c].append(b)
         first = _FIRST_BIT[drawn]
         hit = first > 0
-        position[undecided[hit]] = 8 * round_ + first[hit]
+        out[undecided[hit]] = table[8 * round_ + first[hit]]
         undecided = undecided[~hit]
-    BatchCellBytes.last = cells
-    return table[position]
+    out[undecided] = table[0]
+    return out
 
 
 def sample_uniform_int_below_batch(n: int, count: int) -> np.ndarray:
