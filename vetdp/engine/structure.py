@@ -1,0 +1,416 @@
+"""Exact privacy of bit-vector mechanisms at production sizes, from the structure the code shows.
+
+Enumerating a k-bit mechanism path by path costs 2^k paths per input, and the inputs of
+``BitVectorDomain(max_weight=m, length=k)`` number Σ_{w≤m} C(k, w): at k = 128, m = 8 neither
+is possible. Many mechanisms are products: output coordinate i is a function of input bit i
+and of draws no other coordinate reads. This module *establishes* that structure from one run
+of the real code, then decides the privacy loss exactly from per-coordinate laws.
+
+**Symbolic run.** The mechanism's function runs once on a tuple of symbolic input bits,
+under a randomness source whose every choice returns a symbolic draw. A symbolic value
+(:class:`Sym`) is an exact table from the assignments of the variables it depends on to a
+concrete value; Python operators on it (``^ & | == + - * <`` …) are computed table-wise.
+Anything that would make control flow depend on a symbolic value — ``if``, ``bool()``,
+``int()``, indexing by it, hashing it — stops the run with :class:`NotStructured`, as do
+raw byte reads and foreign randomness. A run that completes made the same sequence of
+choices for every assignment, so its tables are the function's exact input/draw → output
+map for every input and every draw sequence.
+
+**Replays.** Code that tests types (``isinstance(b, bool)``) could behave differently on a
+symbolic bit than on a real one. So the prediction is replayed on concrete inputs with
+concrete draw sequences (random, and all-first / all-last options): each replay must make
+choices with the same option counts and give exactly the predicted output. A mismatch is
+:class:`NotStructured`, never a verdict.
+
+**Decision.** When every output coordinate depends on at most its own input bit and on draws
+read by no other coordinate, the output law is the product of per-coordinate laws, and the
+max-divergence of a product is the sum of the coordinates' max-divergences. The worst pair
+of inputs in the domain (at most ``max_weight`` set bits each) is found by an exact dynamic
+programme over coordinates on exact rational likelihood ratios; the loss is the logarithm of
+that rational, compared with a claim by interval arithmetic
+(:func:`vetdp.engine.divergence.compare_claim`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import operator
+import random
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from vetdp.core.measurement import BitVectorDomain
+from vetdp.engine.foreign import watch_foreign_randomness
+from vetdp.sampling.sources import BranchingSource, use_source
+
+__all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
+           "WorstPair", "worst_pair", "MAX_TABLE"]
+
+MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
+
+
+class NotStructured(Exception):
+    """The code's run did not show a product structure (the message says why)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Var:
+    index: int
+    kind: str  # "input" or "draw"
+    values: tuple[Any, ...]
+    probs: tuple[Fraction, ...] | None  # None for input bits
+
+
+class _Registry:
+    def __init__(self) -> None:
+        self.vars: list[_Var] = []
+
+    def new(self, kind: str, values: Sequence[Any], probs: Sequence[Fraction] | None) -> _Var:
+        var = _Var(len(self.vars), kind, tuple(values), None if probs is None else tuple(probs))
+        self.vars.append(var)
+        return var
+
+
+class Sym:
+    """A value that depends on symbolic variables: ``table[assignment]`` for every assignment of ``support``.
+
+    ``support`` is a tuple of variable indices (ascending); an assignment gives each variable
+    the index of one of its values.
+    """
+
+    __slots__ = ("registry", "support", "table")
+
+    def __init__(self, registry: _Registry, support: tuple[int, ...], table: dict[tuple[int, ...], Any]):
+        self.registry, self.support, self.table = registry, support, table
+
+    @classmethod
+    def of_var(cls, registry: _Registry, var: _Var) -> Sym:
+        return cls(registry, (var.index,), {(i,): v for i, v in enumerate(var.values)})
+
+    def at(self, env: dict[int, int]) -> Any:
+        return self.table[tuple(env[v] for v in self.support)]
+
+    def _lift(self, fn: Callable[..., Any], *others: Any) -> Any:
+        operands = (self, *others)
+        support = tuple(sorted({v for o in operands if isinstance(o, Sym) for v in o.support}))
+        sizes = [len(self.registry.vars[v].values) for v in support]
+        total = 1
+        for s in sizes:
+            total *= s
+        if total > MAX_TABLE:
+            raise NotStructured(f"a value depends on {len(support)} random or input variables jointly "
+                                f"({total} cases); not a product of small coordinates")
+        table = {}
+        for assignment in itertools.product(*(range(s) for s in sizes)):
+            env = dict(zip(support, assignment, strict=True))
+            args = [o.at(env) if isinstance(o, Sym) else o for o in operands]
+            result = fn(*args)
+            if isinstance(result, Sym):
+                raise NotStructured("an operation returned a symbolic value from concrete ones")
+            table[assignment] = result
+        return Sym(self.registry, support, table)._reduced()
+
+    def _reduced(self) -> Any:
+        """Drop variables the table does not depend on; a constant table becomes its value."""
+        support, table = self.support, self.table
+        for position in reversed(range(len(support))):
+            groups: dict[tuple[int, ...], list] = {}
+            constant = True
+            for key, value in table.items():
+                rest = key[:position] + key[position + 1:]
+                seen = groups.setdefault(rest, [])
+                if seen and not _same(seen[0], value):
+                    constant = False
+                    break
+                seen.append(value)
+            if constant:
+                table = {k[:position] + k[position + 1:]: v for k, v in table.items()}
+                support = support[:position] + support[position + 1:]
+        if not support:
+            return table[()]
+        return Sym(self.registry, support, table)
+
+    # control flow on a symbolic value is not a product structure
+    def __bool__(self) -> bool:
+        raise NotStructured(f"control flow depends on {self._describe()} (an if, while, and/or, bool())")
+
+    def __index__(self) -> int:
+        raise NotStructured(f"{self._describe()} is used as an index or converted to int")
+
+    def __int__(self) -> int:
+        raise NotStructured(f"{self._describe()} is converted to int")
+
+    def __float__(self) -> float:
+        raise NotStructured(f"{self._describe()} is converted to float")
+
+    def __hash__(self) -> int:
+        raise NotStructured(f"{self._describe()} is hashed (a dict key or set member)")
+
+    def __iter__(self):
+        raise NotStructured(f"{self._describe()} is iterated")
+
+    def _describe(self) -> str:
+        kinds = sorted({self.registry.vars[v].kind for v in self.support})
+        return f"a value depending on {' and '.join(k + 's' for k in kinds)} {list(self.support)}"
+
+    def __repr__(self) -> str:
+        return f"Sym(support={self.support}, table={self.table})"
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _binary(op: Callable[[Any, Any], Any]) -> tuple[Callable, Callable]:
+    def forward(self: Sym, other: Any) -> Any:
+        return self._lift(op, other)
+
+    def reverse(self: Sym, other: Any) -> Any:
+        return self._lift(lambda a, b: op(b, a), other)
+
+    return forward, reverse
+
+
+for _name, _op in [("xor", operator.xor), ("and", operator.and_), ("or", operator.or_), ("add", operator.add),
+                   ("sub", operator.sub), ("mul", operator.mul), ("mod", operator.mod),
+                   ("floordiv", operator.floordiv), ("truediv", operator.truediv), ("pow", operator.pow),
+                   ("lshift", operator.lshift), ("rshift", operator.rshift)]:
+    _f, _r = _binary(_op)
+    setattr(Sym, f"__{_name}__", _f)
+    setattr(Sym, f"__r{_name}__", _r)
+for _name, _op in [("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt), ("le", operator.le),
+                   ("gt", operator.gt), ("ge", operator.ge)]:
+    setattr(Sym, f"__{_name}__", _binary(_op)[0])
+for _name, _op in [("invert", operator.invert), ("neg", operator.neg), ("pos", operator.pos), ("abs", abs)]:
+    setattr(Sym, f"__{_name}__", (lambda op: lambda self: self._lift(op))(_op))
+
+
+class _SymbolicSource(BranchingSource):
+    """Every choice becomes a fresh symbolic draw; raw bytes stop the run."""
+
+    def __init__(self, registry: _Registry):
+        super().__init__()
+        self.registry = registry
+        self.draws: list[_Var] = []
+
+    def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
+        live = [(v, Fraction(p)) for v, p in outcomes if p != 0]
+        if not live:
+            raise ValueError("branch() needs at least one outcome with positive probability")
+        var = self.registry.new("draw", [v for v, _ in live], [p for _, p in live])
+        self.draws.append(var)
+        return Sym.of_var(self.registry, var)
+
+    def branch_uniform(self, n: int) -> Any:
+        var = self.registry.new("draw", list(range(n)), [Fraction(1, n)] * n)
+        self.draws.append(var)
+        return Sym.of_var(self.registry, var)
+
+    def random_bytes(self, n: int) -> bytes:
+        raise NotStructured("the code reads raw random bytes; only the sampler primitives' outcomes are symbolic")
+
+
+@dataclasses.dataclass(frozen=True)
+class CoordinateLaw:
+    """Output coordinate ``i``: its law for each value of the input bits it depends on.
+
+    ``inputs`` are the input coordinates it depends on (empty or ``(i,)`` in a product structure);
+    ``laws[a]`` is the exact law of the coordinate when those bits take the values ``a``.
+    """
+
+    index: int
+    inputs: tuple[int, ...]
+    draws: tuple[int, ...]
+    laws: dict[tuple[bool, ...], dict[Any, Fraction]]
+
+
+@dataclasses.dataclass(frozen=True)
+class ProductStructure:
+    """The established structure of one mechanism: output = product of :attr:`coordinates`."""
+
+    length: int
+    coordinates: tuple[CoordinateLaw, ...]
+    replays: int  # concrete replays that confirmed the symbolic prediction
+
+    def law_of(self, x: Sequence[bool], y: Sequence[Any]) -> Fraction:
+        """The exact probability of output ``y`` on input ``x``."""
+        p = Fraction(1)
+        for c in self.coordinates:
+            p *= c.laws[tuple(bool(x[i]) for i in c.inputs)].get(y[c.index], Fraction(0))
+        return p
+
+
+def _coordinate_law(index: int, value: Any, registry: _Registry) -> CoordinateLaw:
+    if not isinstance(value, Sym):
+        return CoordinateLaw(index, (), (), {(): {value: Fraction(1)}})
+    inputs = [v for v in value.support if registry.vars[v].kind == "input"]
+    draws = [v for v in value.support if registry.vars[v].kind == "draw"]
+    laws: dict[tuple[bool, ...], dict[Any, Fraction]] = {}
+    for input_assignment in itertools.product((0, 1), repeat=len(inputs)):
+        law: dict[Any, Fraction] = {}
+        for draw_assignment in itertools.product(*(range(len(registry.vars[d].values)) for d in draws)):
+            env = dict(zip(inputs, input_assignment, strict=True)) | dict(zip(draws, draw_assignment, strict=True))
+            p = Fraction(1)
+            for d, k in zip(draws, draw_assignment, strict=True):
+                p *= registry.vars[d].probs[k]
+            y = value.at(env)
+            law[y] = law.get(y, Fraction(0)) + p
+        laws[tuple(bool(a) for a in input_assignment)] = law
+    return CoordinateLaw(index, tuple(inputs), tuple(draws), laws)
+
+
+def _outputs(result: Any) -> list[Any]:
+    if hasattr(result, "tolist") and not isinstance(result, Sym):
+        result = result.tolist()
+    if not isinstance(result, (tuple, list)):
+        raise NotStructured(f"the output is a {type(result).__name__}, not a sequence of coordinates")
+    return list(result)
+
+
+def _replay(fn: Callable[[Any], Any], x: tuple[bool, ...], choices: list[int], draws: list[_Var]) -> list[Any]:
+    source = BranchingSource(prefix=choices)
+    with use_source(source):
+        out = _outputs(fn(x))
+    made = [options for _, options in source.trail]
+    expected = [len(d.values) for d in draws]
+    if made != expected:
+        raise NotStructured(f"on the concrete input {x} the code made choices with option counts {made[:8]}…, "
+                            f"the symbolic run {expected[:8]}…: it behaves differently on symbolic values")
+    return out
+
+
+def discover_product_structure(function: Callable[[Any], Any], length: int, *, replays: int = 32,
+                               seed: int = 0) -> ProductStructure:
+    """Run ``function`` once symbolically on ``length`` input bits and establish its product structure.
+
+    ``function`` is the mechanism's function *after* its domain check (``Measurement.function``).
+    Raises :class:`NotStructured` when the run shows no product structure, foreign randomness is
+    used, or a concrete replay disagrees with the symbolic prediction.
+    """
+    registry = _Registry()
+    inputs = [registry.new("input", (False, True), None) for _ in range(length)]
+    source = _SymbolicSource(registry)
+    with watch_foreign_randomness(function, scan_heap=False) as foreign, use_source(source):
+        try:
+            result = function(tuple(Sym.of_var(registry, v) for v in inputs))
+        except NotStructured:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure on symbolic values means: not established
+            raise NotStructured(f"the symbolic run raised {type(e).__name__}: {e}") from e
+    if foreign.used:
+        raise NotStructured(f"the code draws foreign randomness ({', '.join(foreign.sources)})")
+    outputs = _outputs(result)
+    if len(outputs) != length:
+        raise NotStructured(f"the output has {len(outputs)} coordinates, the input {length}")
+    coordinates = tuple(_coordinate_law(i, v, registry) for i, v in enumerate(outputs))
+    owner: dict[int, int] = {}
+    for c in coordinates:
+        if any(j != c.index for j in c.inputs):
+            raise NotStructured(f"output coordinate {c.index} depends on input bits {list(c.inputs)}, not only its own")
+        for d in c.draws:
+            if d in owner:
+                raise NotStructured(f"output coordinates {owner[d]} and {c.index} read the same draw")
+            owner[d] = c.index
+    draws = source.draws
+    rng = random.Random(seed)
+    plans = [([0] * length, [0] * len(draws)), ([1] * length, [len(d.values) - 1 for d in draws])]
+    plans += [([rng.randrange(2) for _ in range(length)], [rng.randrange(len(d.values)) for d in draws])
+              for _ in range(max(0, replays - 2))]
+    for bits, choices in plans:
+        x = tuple(bool(b) for b in bits)
+        env = {v.index: b for v, b in zip(inputs, bits, strict=True)}
+        env |= {d.index: k for d, k in zip(draws, choices, strict=True)}
+        predicted = [o.at(env) if isinstance(o, Sym) else o for o in outputs]
+        actual = _replay(function, x, choices, draws)
+        if len(actual) != len(predicted) or any(not _same(a, p) for a, p in zip(actual, predicted, strict=False)):
+            raise NotStructured(f"on the concrete input {x} the output differs from the symbolic prediction: "
+                                "the code behaves differently on symbolic values")
+    return ProductStructure(length, coordinates, len(plans))
+
+
+def _max_ratio(p: dict[Any, Fraction], q: dict[Any, Fraction]) -> tuple[Fraction | None, Any]:
+    """max_y p(y)/q(y) and its argmax; None for +inf (p puts mass where q has none)."""
+    best, arg = Fraction(0), None
+    for y, py in p.items():
+        if py == 0:
+            continue
+        qy = q.get(y, Fraction(0))
+        if qy == 0:
+            return None, y
+        if py / qy > best:
+            best, arg = py / qy, y
+    return best, arg
+
+
+@dataclasses.dataclass(frozen=True)
+class WorstPair:
+    """The largest likelihood ratio between the output laws of two inputs of the domain, exactly.
+
+    ``ratio`` is None for +inf (an output one input can give and the other cannot).
+    """
+
+    ratio: Fraction | None
+    x: tuple[bool, ...]
+    x_prime: tuple[bool, ...]
+    y: tuple[Any, ...]
+
+
+def worst_pair(structure: ProductStructure, domain: BitVectorDomain) -> WorstPair:
+    """max over x, x' in ``domain`` and outputs y of P[M(x)=y] / P[M(x')=y], with a witness.
+
+    Exact: coordinates with the same four per-bit-pair ratios form one group; a dynamic
+    programme over groups, whose state is the weights of x and x' so far, keeps for each state
+    the largest product of ratios (rationals; None is +inf). A group of n coordinates offers
+    every split into a (1,0)- and b (0,1)-coordinates, a + b <= n, the rest (0,0). A pair of
+    equal bits compares a law with itself (ratio 1), so setting both bits never helps.
+    """
+    k = structure.length
+    if domain.length is not None and domain.length != k:
+        raise ValueError(f"domain length {domain.length} differs from the structure's {k}")
+    cap = k if domain.max_weight is None else min(domain.max_weight, k)
+    pairs = ((True, False), (False, True), (False, False))
+    groups: dict[tuple, list[int]] = {}
+    witness: dict[int, dict[tuple[bool, bool], Any]] = {}
+    for c in structure.coordinates:
+        row, arg = [], {}
+        for b, b2 in pairs:
+            ratio, y = _max_ratio(c.laws[(b,) if c.inputs else ()], c.laws[(b2,) if c.inputs else ()])
+            row.append(ratio)
+            arg[(b, b2)] = y
+        groups.setdefault(tuple(row), []).append(c.index)
+        witness[c.index] = arg
+
+    def times(r: Fraction | None, s: Fraction | None) -> Fraction | None:
+        return None if r is None or s is None else r * s
+
+    def power(r: Fraction | None, n: int) -> Fraction | None:
+        return Fraction(1) if n == 0 else (None if r is None else r**n)
+
+    def better(a: Fraction | None, b: Fraction | None) -> bool:  # a > b, None = +inf
+        return b is not None and (a is None or a > b)
+
+    # state (weight of x, weight of x') -> (ratio, per group (a, b))
+    states: dict[tuple[int, int], tuple[Fraction | None, tuple]] = {(0, 0): (Fraction(1), ())}
+    for row, members in groups.items():
+        r10, r01, _ = row
+        n = len(members)
+        nxt: dict[tuple[int, int], tuple[Fraction | None, tuple]] = {}
+        for (w, w2), (r, splits) in states.items():
+            for a in range(min(n, cap - w) + 1):
+                for b in range(min(n - a, cap - w2) + 1):
+                    total = times(times(r, power(r10, a)), power(r01, b))
+                    key = (w + a, w2 + b)
+                    old = nxt.get(key)
+                    if old is None or better(total, old[0]):
+                        nxt[key] = (total, splits + ((a, b),))
+        states = nxt
+    best_ratio, best_splits = max(states.values(), key=lambda item: (item[0] is None, item[0] or 0))
+    x, x2, y = [False] * k, [False] * k, [None] * k
+    for members, (a, b) in zip(groups.values(), best_splits, strict=True):
+        for j, i in enumerate(members):
+            bit_pair = pairs[0] if j < a else pairs[1] if j < a + b else pairs[2]
+            x[i], x2[i] = bit_pair
+            y[i] = witness[i][bit_pair]
+    return WorstPair(best_ratio, tuple(x), tuple(x2), tuple(y))
