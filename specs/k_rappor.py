@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
 from vetdp.impl.k_rappor import k_rappor_flip_probability
-from vetdp.specs.randomized_response_bitvec import flip_law, inputs, lengths, outside, shape_edges
+from vetdp.specs.randomized_response_bitvec import flip_law, inputs, lengths, outside, outside_kind, shape_edges
 
 EPSILON_EDGES = [5e-324, 1e-12, 0.5, 1.0, 2.0, 3.0, 10.0, 700.0]
 
@@ -107,6 +107,7 @@ SPECS = [
         constant_time_param="constant_time",
         describe="k-RAPPOR parameterised by epsilon",
         law=law,
+        outside_kind=outside_kind,
         max_d_in=3,
         edges=edges,
     )

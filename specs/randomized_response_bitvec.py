@@ -214,6 +214,22 @@ def outside(p):
     return bad
 
 
+def outside_kind(p, x) -> tuple[str, str]:
+    """Why the out-of-domain input x is outside: ("length", ...) for a bit vector of another length,
+    ("weight", ...) for one with more than m set bits, ("container", ...) for an in-domain vector in a
+    container the domain refuses, ("not_bits", ...) otherwise."""
+    k, m = p["k"], p["m"]
+    try:
+        bits = bits_of(x)
+    except (ValueError, TypeError):
+        return "not_bits", f"a {type(x).__name__} that is not a vector of 0/1 bits"
+    if len(bits) != k:
+        return "length", f"length {len(bits)}, the domain's length is k = {k}"
+    if sum(bits) > m:
+        return "weight", f"weight {sum(bits)} > max_weight m = {m}"
+    return "container", f"an in-domain vector as a {type(x).__name__}, which the domain refuses"
+
+
 def _bad(id_, error, names=("f",), **kw):
     return BadParams(id_, {"m": 1, "k": 4, "f": 0.5, "constant_time": False, **kw}, error, names)
 
@@ -258,6 +274,7 @@ MEASUREMENT = MeasurementSpec(
     constant_time_param="constant_time",
     describe="bit-vector randomized response (RAPPOR)",
     law=law,
+    outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,
 )

@@ -1,7 +1,7 @@
 """The OpenDP adapter (vetdp/audit/opendp_adapter.py) and ``vetdp verify SPEC --impl opendp``.
 
 Needs the opendp extra. Some tests pin OpenDP's behaviour recorded in
-proofs/opendp_findings.md (checked against opendp 0.16): if OpenDP changes, they fail and
+proofs/findings/opendp.md (checked against opendp 0.16): if OpenDP changes, they fail and
 the findings document must be revisited.
 """
 
@@ -97,7 +97,7 @@ def test_opendp_categorical_at_a_pinned_boundary_is_sound_and_tight():
     assert r["privacy.sound"].passed and r["privacy.tight"].passed and r["audit.distribution"].passed
 
 
-# ------------------------------------------------------------------ findings pinned (proofs/opendp_findings.md)
+# ------------------------------------------------------------------ findings pinned (proofs/findings/opendp.md)
 
 def test_finding_categorical_accepts_prob_just_below_one_over_t_with_an_unsound_map():
     p = 0.3333333333333333  # < 1/3 exactly

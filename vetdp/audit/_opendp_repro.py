@@ -94,13 +94,23 @@ def reproduction(spec_name: str, clause: str | None, params: dict, finding: Any 
                   f"# the spec expects: {'rejection' if clause.startswith('precondition') else 'acceptance'}"]
     elif clause.startswith("privacy") and "P[M(x)=y]" in witness:
         p_text, q_text = witness["P[M(x)=y]"], witness["P[M(x')=y]"]
-        lines += [make, "print('opendp map(1) =', repr(meas.map(1)))",
-                  f"# exact output probabilities at x={witness['x']!r}, x'={witness['x_prime']!r}, "
+        lines += [make, "print('opendp map(1) =', repr(meas.map(1)))"]
+        if clause.startswith("privacy.outside") and "outside" in witness:
+            lines += [f"x = {_value(spec_name, witness['outside'])}  # outside the spec's domain: "
+                      f"{witness.get('why outside')}", "print('accepted:', meas(x))"]
+            if spec_name == "randomized_response_bitvec" and witness.get("kind") == "length":
+                lines += ["# OpenDP's bit vectors are bytes without a length, and the output has the input's byte",
+                          "# length: members of different byte lengths are told apart with certainty (infinite loss)",
+                          "print(len(meas(x)), len(meas(x + bytes(1))))"]
+        lines += [f"# exact output probabilities at x={witness['x']!r}, x'={witness['x_prime']!r}, "
                   f"y={witness['y']!r} (the worst output):",
                   f"p, q = Fraction({p_text!r}), Fraction({q_text!r})",
-                  "r = max(p / q, q / p)",
-                  "loss = math.log1p(float(r - 1)) if r < 2 else math.log(r.numerator) - math.log(r.denominator)",
-                  "print('exact loss    =', repr(loss))"]
+                  "if q == 0:",
+                  "    print('exact loss    = inf (y is possible under x, impossible under x_prime)')",
+                  "else:",
+                  "    r = max(p / q, q / p)",
+                  "    loss = math.log1p(float(r - 1)) if r < 2 else math.log(r.numerator) - math.log(r.denominator)",
+                  "    print('exact loss    =', repr(loss))"]
     elif clause == "domain.rejects_outside" and "x" in witness:
         x = _value(spec_name, witness["x"])
         lines += [make, f"x = {x}  # the out-of-domain input {witness['x']}", "print('accepted:', meas(x))"]

@@ -24,6 +24,7 @@ from vetdp.engine.divergence import (
     max_divergence_bracket,
 )
 from vetdp.engine.enumerate import Raised, enumerate_law, freeze, output_distribution
+from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.sampling.sources import BranchingSource, RandomSource, RecordingSource, SeededSource, use_source
 
@@ -42,6 +43,11 @@ __all__ = [
     "privacy_with_residual",
     "constant_bytes",
     "pairs_within",
+    "spec_law_at",
+    "enumerated_laws",
+    "accepted_outside",
+    "beyond_preconditions_finding",
+    "outside_findings",
 ]
 
 TIGHTNESS = Fraction(1, 2**30)
@@ -113,6 +119,25 @@ def _worst(dists: dict, pairs, cache: dict | None):
     return best
 
 
+def _rounded_loss(ratio: Fraction | None, cmp: Any) -> tuple[float, float]:
+    """(ln(ratio) correctly rounded to a float, claim − ln(ratio) as a float of the right sign) for a decided
+    comparison ``cmp``; (inf, −inf) for ratio None. The enclosure is refined until both ends round to the same
+    float (at most 16384 bits; beyond, the comparison's own midpoint)."""
+    if ratio is None:
+        return math.inf, -math.inf
+    bracket = ln_ratio_bracket(ratio)
+    prec = max(64, cmp.precision)
+    while prec <= 1 << 14:
+        lo, hi = bracket(prec)
+        if float(lo) == float(hi):
+            slack = float(Fraction(cmp.claim) - (lo + hi) / 2)
+            if (cmp.verdict is Verdict.UNSOUND and slack >= 0) or (cmp.verdict is Verdict.SOUND and slack < 0):
+                slack = cmp.slack  # the refined midpoint fell on the other side of the claim: keep the decided sign
+            return float(lo), slack
+        prec *= 2
+    return cmp.truth, cmp.slack
+
+
 def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | None = None) -> tuple[Finding, Any]:
     """Whether claim >= the exact worst-case loss over ``pairs`` (no pairs: the loss is 0)."""
     if pairs is not None and not pairs:
@@ -123,7 +148,8 @@ def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | Non
     cmp = compare_claim(claim, None if md.ratio is None else ln_ratio_bracket(md.ratio))
     witness = {"d_in": d_in, "x": show(md.x), "x_prime": show(md.x_prime), "y": show(md.y),
                "P[M(x)=y]": str(md.p), "P[M(x')=y]": str(md.q)}
-    common = dict(claimed=claim, true=cmp.truth, slack=cmp.slack, witness=witness)
+    truth, slack = _rounded_loss(md.ratio, cmp)
+    common = dict(claimed=claim, true=truth, slack=slack, witness=witness)
     if cmp.verdict is Verdict.SOUND:
         return Finding(True, f"map({d_in}) >= exact loss", **common), (md, cmp)
     if cmp.verdict is Verdict.UNSOUND:
@@ -131,7 +157,7 @@ def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | Non
             return Finding(False, f"map({d_in}) = {claim!r} but the exact loss is infinite (an output possible under "
                            "x is impossible under x')", **common), (md, cmp)
         short = cmp.truth_lo - Fraction(claim)  # a lower bound on the shortfall, exact
-        return Finding(False, f"map({d_in}) = {claim!r} is below the exact loss {cmp.truth:.17g} (short by at least "
+        return Finding(False, f"map({d_in}) = {claim!r} is below the exact loss {truth:.17g} (short by at least "
                        f"{float(short):.3g})", **common), (md, cmp)
     return Finding(False, f"map({d_in}) and the exact loss not separated at 16384 bits", undecided=True,
                    **common), (md, cmp)
@@ -367,6 +393,167 @@ def privacy_with_residual(spec: MeasurementSpec, m: Any, laws: dict, params: dic
     out.setdefault("privacy.distance", Finding(True, "map(d) >= the loss's upper bound at every checked d"))
     out["privacy.tight"] = Finding(True, "not applicable: the law is known only up to a residual", skipped=True)
     out["privacy.monotone"] = monotone_finding(claims)
+    return out
+
+
+# ------------------------------------------------------------------ the truth where the spec's preconditions refuse
+
+def _display(x: Any) -> str:
+    """An input as reports show it: bit vectors as 0/1 strings, anything else by its repr."""
+    return repr(show(x)) if isinstance(x, tuple) else repr(x)
+
+
+def spec_law_at(spec: MeasurementSpec, params: dict, x: Any) -> tuple[dict | None, str]:
+    """The spec's law at ``(params, x)`` as {frozen output: Fraction}, checked to be a distribution, and its
+    source; or None and why it is not defined there (no law, the law raises, or it is not a distribution).
+
+    Used beyond the spec's preconditions (parameters it rejects, inputs outside its domain): where the
+    mathematics is defined the law still gives the exact truth, whatever the spec's constructor accepts.
+    """
+    if spec.law is None:
+        return None, "the spec states no law"
+    try:
+        dist = {freeze(y): Fraction(p) for y, p in spec.law(params, x).items() if p != 0}
+    except Exception as e:  # noqa: BLE001 - a law undefined here is a reason, not an engine error
+        return None, f"the spec's law is not defined at x={_display(x)}: {type(e).__name__}: {e}"
+    total = sum(dist.values(), Fraction(0))
+    if total != 1 or any(p < 0 for p in dist.values()):
+        return None, f"the spec's law at x={_display(x)} is not a distribution (probabilities sum to {total})"
+    return dist, "the spec's law"
+
+
+def enumerated_laws(m: Any, inputs: list, budget: int, seconds: float | None) -> dict | None:
+    """The exact enumerated law of every input of ``m`` (frozen input -> {frozen output: Fraction}), or None when
+    some law is not complete or ``m`` draws randomness outside vetdp's primitives (enumeration does not apply)."""
+    laws: dict = {}
+    try:
+        with watch_foreign_randomness(m) as use:
+            for x in inputs:
+                law = enumerate_law(m, x, budget=budget, seconds=seconds)
+                if not law.complete:
+                    return None
+                laws[freeze(x)] = law.dist
+    except Exception:  # noqa: BLE001 - budget, state kept between calls, ...: no exact law from the code
+        return None
+    return None if use.sources else laws
+
+
+def _claim_beyond(m: Any, d_in: int) -> tuple[float | None, Finding | None]:
+    """map(d_in) as a finite float; or the Finding when it raises, is not a number, or is +inf (which bounds
+    every loss, so that Finding passes)."""
+    try:
+        claim = m.map(d_in)
+    except Exception as e:  # noqa: BLE001 - the map's failure is the finding
+        return None, Finding(False, f"map({d_in}) raised {type(e).__name__}: {e}")
+    if isinstance(claim, bool) or not isinstance(claim, (int, float)) or math.isnan(claim) or claim == -math.inf:
+        return None, Finding(False, f"map({d_in}) returned {claim!r}, not a number >= 0")
+    if claim == math.inf:
+        return None, Finding(True, f"map({d_in}) = inf, which bounds every loss")
+    return float(claim), None
+
+
+def beyond_preconditions_finding(spec: MeasurementSpec, m: Any, params: dict, dists: dict | None,
+                                 source: str) -> Finding:
+    """Whether map(d_in) of ``m``, built from ``params`` the spec rejects, bounds the exact loss there.
+
+    ``dists`` (frozen input -> exact law over the spec's inputs at ``params``; None: no exact truth, ``source``
+    says why) is the truth: the enumerated law of the code, or the spec's law where it is defined. The
+    finding fails, with the witness pair and output, exactly when the map is below the exact loss (decided by
+    interval arithmetic); it is skipped when no truth exists.
+    """
+    if dists is None:
+        return Finding(True, f"no exact truth at these parameters: {source}", skipped=True)
+    if len(dists) < 2:
+        return Finding(True, "no exact truth at these parameters: fewer than two distinct inputs", skipped=True)
+    claim, done = _claim_beyond(m, spec.d_in)
+    if done is not None:
+        return done
+    try:
+        pairs = pairs_within(spec, params, list(dists), spec.d_in)
+    except Exception as e:  # noqa: BLE001
+        return Finding(True, f"no neighbouring inputs at these parameters: {type(e).__name__}: {e}", skipped=True)
+    found, _ = _loss_finding(claim, spec.d_in, dists, pairs)
+    verdict = "unsound" if not found.ok and not found.undecided else "sound" if found.ok else "undecided"
+    return dataclasses.replace(found, message=f"accepted although the spec rejects these parameters; {found.message} "
+                               f"({verdict}; exact truth: {source})")
+
+
+def _shown(x: Any) -> Any:
+    """:func:`show`, with a tuple of 0/1 ints (an out-of-domain bit vector) also as a 0/1 string."""
+    if isinstance(x, tuple) and x and all(type(b) is int and b in (0, 1) for b in x):
+        return "".join(str(b) for b in x)
+    return show(x)
+
+
+def accepted_outside(spec: MeasurementSpec, m: Any, params: dict) -> list:
+    """The spec's out-of-domain inputs at ``params`` that ``m`` accepts (returns an output for, on one call)."""
+    found = []
+    for x in spec.outside(params):
+        try:
+            with use_source(BranchingSource()):
+                m(x)
+        except Exception:  # noqa: BLE001 - any error is a rejection here (domain.rejects_outside judges its type)
+            continue
+        found.append(x)
+    return found
+
+
+def outside_findings(spec: MeasurementSpec, m: Any, params: dict, accepted: list, dists: dict,
+                     law_of: Callable[[Any], tuple[dict | None, str]]) -> dict[str, Finding]:
+    """``privacy.outside[<kind>]``: for each kind of accepted out-of-domain input (``spec.outside_kind``; one
+    kind "input" without it), whether map(d_in) bounds the exact loss between such an input and the in-domain
+    inputs ``dists`` (frozen input -> exact law). ``law_of(x)`` is the exact law of an accepted input and its
+    source, or None and why there is none. Under the discrete distance an accepted input neighbours every member; with a
+    ``spec.distance`` only the pairs it measures within d_in count. Kinds are reported separately, so one kind
+    of defect never masks another; an output possible under one input and impossible under the other (e.g.
+    outputs of another length) is an infinite loss.
+    """
+    groups: dict[str, list[tuple[Any, str]]] = {}
+    for x in accepted:
+        kind, what = spec.outside_kind(params, x) if spec.outside_kind is not None else ("input", "out of the domain")
+        groups.setdefault(kind, []).append((x, what))
+    out: dict[str, Finding] = {}
+    claim, done = _claim_beyond(m, spec.d_in)
+    for kind, members in groups.items():
+        name = f"privacy.outside[{kind}]"
+        laws, described, reasons, sources = dict(dists), {}, [], set()
+        for x, what in members:
+            key = freeze(x)
+            if key in dists:
+                reasons.append(f"x={show(key)!r} equals an in-domain input")
+                continue
+            law, why = law_of(x)
+            if law is None:
+                reasons.append(why)
+                continue
+            laws[key], described[key] = law, (x, what)
+            sources.add(why)
+        pairs: list[tuple[Any, Any]] = []
+        for key, (x, _) in described.items():
+            for inside in dists:
+                try:
+                    near = spec.distance is None or spec.distance(params, x, inside) <= spec.d_in
+                except Exception:  # noqa: BLE001 - the metric does not measure this pair
+                    near = False
+                if near:
+                    pairs += [(key, inside), (inside, key)]
+        if not pairs:
+            why = "; ".join(sorted(set(reasons))) or "no in-domain input neighbours them"
+            out[name] = Finding(True, f"{len(members)} accepted out-of-domain input(s) of kind {kind!r}; no exact "
+                                f"loss: {why}", skipped=True)
+            continue
+        if done is not None:
+            out[name] = done
+            continue
+        found, decided = _loss_finding(claim, spec.d_in, laws, pairs)
+        md = decided[0]
+        witness = {**(found.witness or {}), "x": _shown(md.x), "x_prime": _shown(md.x_prime)}
+        outer = md.x if md.x in described else md.x_prime
+        what = described[outer][1]
+        witness.update({"outside": _shown(outer), "kind": kind, "why outside": what, "accepted": len(members)})
+        out[name] = dataclasses.replace(found, witness=witness, message=f"the out-of-domain input {_shown(outer)!r} "
+                                        f"({what}) is accepted; {found.message} (exact truth at it: "
+                                        f"{', '.join(sorted(sources))})")
     return out
 
 

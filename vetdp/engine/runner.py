@@ -11,6 +11,16 @@ input of the spec's finite domain; the clauses are:
 * ``randomness.through_primitives`` — the function is deterministic given its choices;
 * ``timing.constant_bytes`` — with the constant-time option, bytes read never depend on the input.
 
+Where the code accepts what the spec rejects, the truth is computed anyway (the enumerated law
+of the code, or the spec's law where it is defined), so that an unsound map is its own finding
+and not only a precondition mismatch:
+
+* ``privacy.sound[<id>]`` — after ``precondition[<id>]`` fails by accepting: map(d_in) against
+  the exact loss at those parameters;
+* ``privacy.outside[<kind>]`` — after ``domain.rejects_outside`` fails: map(d_in) against the
+  exact loss between accepted out-of-domain inputs and the in-domain ones, per kind
+  (``spec.outside_kind``), e.g. an infinite loss for inputs of another length.
+
 With ``RunConfig.opaque`` (compiled or foreign code that cannot be enumerated), the privacy
 clauses use the exact truth enumerated from the spec's own implementation and an
 ``audit.distribution`` clause audits the opaque samples (:mod:`vetdp.audit.opaque`).
@@ -35,17 +45,22 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 from vetdp.engine.clauses import (
     TIGHTNESS,
     Finding,
+    accepted_outside,
+    beyond_preconditions_finding,
     constant_bytes,
     data_independent_errors,
     deterministic_given_choices,
     distance_findings,
+    enumerated_laws,
     law_finding,
     law_with_residual,
+    outside_findings,
     privacy_findings,
     privacy_with_residual,
     reference_laws,
     rejects_outside,
     show,
+    spec_law_at,
 )
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law, freeze
 from vetdp.engine.foreign import watch_foreign_randomness
@@ -62,6 +77,8 @@ MEASUREMENT_CLAUSES = (
     "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives", "timing.constant_bytes",
     "audit.distribution", "search.coverage",
 )
+# Reported only when the code under test accepts what the spec rejects: privacy.sound[<bad id>] (the map against
+# the exact loss at accepted bad parameters) and privacy.outside[<kind>] (at accepted out-of-domain inputs).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +226,7 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
     if cfg.opaque:
         c.run(("privacy.sound", "privacy.tight", "audit.distribution"), lambda: _opaque(spec, m, params, inputs, cfg,
                                                                                        audit_beta))
+        _outside_truth(spec, m, params, inputs, cfg, c, None)
         return c.out
     raw: dict[Any, Any] = {}
     dists: dict[Any, dict] = {}
@@ -270,10 +288,14 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             c.out["randomness.through_primitives"] = Finding(
                 True, f"{det.message}; checked as opaque code instead (map against the exact law, samples audited)",
                 skipped=True, witness=det.witness)
+            _outside_truth(spec, m, params, inputs, cfg, c, None)
             return c.out
         c.out["randomness.through_primitives"] = det
         if det.ok:
             _exact_clauses(spec, m, params, c, cfg, raw, laws, container)
+            exact = bool(laws) and all(k.complete for k in laws.values())
+            _outside_truth(spec, m, params, inputs, cfg, c, {x: k.dist for x, k in laws.items()} if exact else None,
+                           enumerable=True)
     if spec.constant_time_param is not None:
         c.run(("timing.constant_bytes",),
               lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
@@ -322,6 +344,41 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
                                                undecided=True)
 
 
+def _outside_truth(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunConfig, c: _Clauses,
+                   dists: dict | None, enumerable: bool = False) -> None:
+    """``privacy.outside[<kind>]`` when ``domain.rejects_outside`` failed (see :func:`outside_findings`).
+
+    The in-domain truth is ``dists`` (the enumerated laws), else the reference laws; an accepted
+    out-of-domain input's truth is its enumerated law when the code is ``enumerable``, else the spec's law.
+    """
+    rejected = c.out.get("domain.rejects_outside")
+    if rejected is None or rejected.ok:
+        return
+    share = None if cfg.clause_seconds is None else 0.5 * cfg.clause_seconds / max(1, len(spec.outside(params)))
+
+    def law_of(x: Any) -> tuple[dict | None, str]:
+        if enumerable:
+            got = enumerated_laws(m.inner, [x], cfg.budget, share)
+            if got is not None:
+                return next(iter(got.values())), "the enumerated law of the code"
+        return spec_law_at(spec, params, x)
+
+    def truth() -> dict[str, Finding]:
+        accepted = accepted_outside(spec, m, params)
+        if not accepted:
+            return {}
+        inside = dists
+        if inside is None:
+            try:
+                inside = reference_laws(spec, params, inputs, cfg.budget)[0]
+            except Exception as e:  # noqa: BLE001 - no in-domain truth: say so
+                return {"privacy.outside": Finding(True, f"{len(accepted)} out-of-domain input(s) accepted; no exact "
+                                                   f"in-domain truth: {type(e).__name__}: {e}", skipped=True)}
+        return outside_findings(spec, m, params, accepted, inside, law_of)
+
+    c.run(("privacy.outside",), truth)
+
+
 def _opaque(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunConfig,
             audit_beta: float | None) -> dict[str, Finding]:
     from vetdp.audit.opaque import opaque_findings
@@ -359,9 +416,10 @@ def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterato
     for case in spec.bad:
         t0 = time.perf_counter()
         repro = _repro(spec, cfg, case.params, f"precondition[{case.id}]")
+        built: list = []
         try:
             with deadline(cfg.clause_seconds):
-                _build(spec, ctor, case.params, cfg)
+                built.append(_build(spec, ctor, case.params, cfg))
         except DeadlineExceeded:
             status, msg = Status.UNDECIDED, f"the constructor did not return within {cfg.clause_seconds:g} s"
         except BaseException as e:  # noqa: BLE001 - SystemExit from the code under test is a finding too
@@ -378,6 +436,57 @@ def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterato
         yield CheckResult(spec.name, f"precondition[{case.id}]", status, subject=params_json(case.params),
                           message=msg, repro=None if status is Status.PASS else repro,
                           seconds=time.perf_counter() - t0)
+        if built:
+            yield _truth_beyond(spec, built[0], case, cfg)
+
+
+def _truth_beyond(spec: MeasurementSpec, raw: Any, case: Any, cfg: RunConfig) -> CheckResult:
+    """``privacy.sound[<id>]``: the map of a measurement built from the bad parameters ``case.params`` (which the
+    code accepted) against the exact loss there: the enumerated law of the code, else the spec's law where it is
+    defined (see :func:`beyond_preconditions_finding`). FAIL exactly when the map is below the exact loss."""
+    t0 = time.perf_counter()
+    name = f"privacy.sound[{case.id}]"
+    params = case.params
+
+    def finding() -> Finding:
+        why = not_a_measurement(raw)
+        if why is not None:
+            return Finding(True, f"no exact truth: the constructor {why}", skipped=True)
+        try:
+            inputs = spec.inputs(params)
+        except Exception as e:  # noqa: BLE001
+            return Finding(True, f"no exact truth: the spec's inputs are not defined at these parameters: "
+                           f"{type(e).__name__}: {e}", skipped=True)
+        share = None if cfg.clause_seconds is None else 0.9 * cfg.clause_seconds / max(1, len(inputs))
+        dists = None if cfg.opaque else enumerated_laws(raw, inputs, cfg.budget, share)
+        source = "the enumerated law of the code"
+        if dists is None:
+            laws: dict | None = {}
+            for x in inputs:
+                law, source = spec_law_at(spec, params, x)
+                if law is None:
+                    laws = None
+                    break
+                laws[freeze(x)] = law
+            dists = laws
+            if laws is not None:
+                source = "the spec's law at these parameters"
+        return beyond_preconditions_finding(spec, GuardedMeasurement(raw), params, dists, source)
+
+    try:
+        with deadline(cfg.clause_seconds):
+            f = finding()
+    except DeadlineExceeded:
+        f = Finding(False, f"undecided: budget — {cfg.clause_seconds:g} s spent computing the exact truth at "
+                    "these parameters", undecided=True)
+    except Exception as e:  # noqa: BLE001 - the code under test or the law misbehaved: no truth, said so
+        f = Finding(True, f"no exact truth at these parameters: {type(e).__name__}: {e}", skipped=True)
+    status = (Status.SKIPPED if f.skipped else Status.UNDECIDED if f.undecided else Status.PASS if f.ok
+              else Status.FAIL)
+    return CheckResult(spec.name, name, status, subject=params_json(params), claimed=f.claimed, true=f.true,
+                       slack=f.slack, witness=f.witness, message=f.message,
+                       repro=None if status in (Status.PASS, Status.SKIPPED) else _repro(spec, cfg, params, name, f),
+                       seconds=time.perf_counter() - t0)
 
 
 def _repro(spec: MeasurementSpec, cfg: RunConfig, params: dict, clause: str | None = None,

@@ -87,6 +87,10 @@ class MeasurementSpec:
     edges: Callable[[Params], list[str]] | None = None
     # "module:attr" of the constructor, for a mechanism outside vetdp (a user's project); None: vetdp.impl.<name>
     constructor_ref: str | None = None
+    # (params, x) -> (kind, why) for an out-of-domain input x, e.g. ("length", "length 5, not k = 4"): accepted
+    # out-of-domain inputs are judged per kind (privacy.outside[<kind>]) so that one defect never masks another;
+    # None: one kind, "input"
+    outside_kind: Callable[[Params, Any], tuple[str, str]] | None = None
 
     @property
     def impl_ref(self) -> str:
