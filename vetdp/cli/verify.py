@@ -13,7 +13,9 @@ import click
 
 from vetdp.cli.check import report_options, run_and_report
 
-__all__ = ["verify", "load_callable", "load_opendp"]
+__all__ = ["verify", "load_callable", "load_opendp", "load_thirdparty", "THIRD_PARTY"]
+
+THIRD_PARTY = ("opendp", "pure-ldp", "multi-freq-ldpy", "diffprivlib")  # --impl NAME (vetdp.audit.thirdparty)
 
 
 def load_callable(ref: str, option: str = "--impl") -> Callable:
@@ -46,14 +48,23 @@ def load_callable(ref: str, option: str = "--impl") -> Callable:
 
 def load_opendp(spec_name: str) -> tuple[Callable, dict]:
     """``--impl opendp``: OpenDP's counterpart of SPEC and the RunConfig fields for opaque code."""
+    from vetdp.engine.spec import find_spec
+
+    resolved = load_thirdparty("opendp", find_spec(spec_name))
+    return resolved.ctor, resolved.config
+
+
+def load_thirdparty(name: str, spec):
+    """``--impl NAME`` for a named third-party library (vetdp.audit.thirdparty): its Resolved counterpart of
+    ``spec``; click.BadParameter (exit 2) when the library is unknown, not installed or has no counterpart."""
+    from vetdp.audit.thirdparty import UnknownImplementation, resolve
+
     try:
-        from vetdp.audit.opendp_adapter import adapter_for, reproduction
+        return resolve(name, spec)
     except ImportError as e:
-        raise click.BadParameter(f"--impl=opendp: {e}") from None
-    try:
-        return adapter_for(spec_name), {"opaque": True, "reproduce": reproduction}
-    except KeyError as e:
-        raise click.BadParameter(f"--impl=opendp: {e.args[0]}") from None
+        raise click.BadParameter(f"--impl={name}: {e}") from None
+    except UnknownImplementation as e:
+        raise click.BadParameter(f"--impl={name}: {e.args[0]}") from None
 
 
 def _params(spec, params_text: str) -> dict:
@@ -103,7 +114,9 @@ def _estimator_params(spec, params) -> dict:
 @click.argument("spec_name", metavar="SPEC")
 @click.option("--impl", "impl_ref",
               help="The constructor to vet: MODULE:ATTR or path/to/file.py:ATTR (same arguments as ours), or "
-                   "'opendp' for OpenDP's counterpart of SPEC (audited as opaque code; needs vetdp[opendp]).")
+                   "a library's name for its counterpart of SPEC, audited as opaque code: 'opendp' (needs "
+                   "vetdp[opendp]), 'pure-ldp', 'multi-freq-ldpy' or 'diffprivlib' (need vetdp[ldp]; parameter "
+                   "translation in docs/third-party-ldp.md).")
 @click.option("--adapter", "adapter_ref",
               help="FILE.py:ATTR or MODULE:ATTR of an adapter (construct(params), invoke(mechanism, x), "
                    "privacy_map(mechanism, d_in)) for a mechanism with another signature or output shape.")
@@ -155,9 +168,17 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
         except TypeError as e:
             raise click.BadParameter(str(e), param_hint="--adapter") from None
         target = f"--adapter {adapter_ref}"
-    elif impl_ref == "opendp":
-        ctor, extra = load_opendp(spec.name)
-        target = "--impl opendp"
+    elif impl_ref in THIRD_PARTY:
+        resolved = load_thirdparty(impl_ref, spec)
+        if only is not None:
+            from vetdp.audit.thirdparty import check_translatable
+            try:
+                check_translatable(resolved, only)
+            except (ValueError, TypeError) as e:
+                raise click.BadParameter(f"{e} (no {impl_ref} counterpart of these parameters)",
+                                         param_hint="--params") from None
+        ctor, extra, spec = resolved.ctor, dict(resolved.config), resolved.spec
+        target = f"--impl {impl_ref}"
     elif impl_ref is not None:
         ctor = load_callable(impl_ref)
         target = f"--impl {impl_ref}"
