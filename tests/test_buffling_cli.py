@@ -38,6 +38,30 @@ def test_one_bf_reports_routes_and_max(tmp_path):
     assert doc["max"]["hockey"] <= doc["max"]["quantile"] <= doc["max"]["pure"]
 
 
+def test_one_bf_certified_mode_at_one_million(tmp_path):
+    """Above the exact limit one-bf gives certified intervals of R(y_x | y_d); the edges are p/q and q/p exactly."""
+    from fractions import Fraction
+
+    out = tmp_path / "one.json"
+    r = run(["one-bf", "--n-bit", "1000000", "--flip-prob", "0.25", "--y-d", "0", "--y-d", "500000", "--json",
+             str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["mode"] == "certified" and doc["parameters"]["y_d"] == [0, 500000]
+    rows = {(row["y_d"], row["y_x"]): row for row in doc["ratio"]}
+    assert len(rows) >= 20
+
+    def frac(x):
+        return Fraction(x["fraction"])
+
+    for y_d in (0, 500000):
+        lo, hi = frac(rows[(y_d, 1000000)]["lo"]), frac(rows[(y_d, 1000000)]["hi"])
+        assert lo <= 3 <= hi and hi - lo < Fraction(1, 10**25)
+        lo, hi = frac(rows[(y_d, 0)]["lo"]), frac(rows[(y_d, 0)]["hi"])
+        assert lo <= Fraction(1, 3) <= hi
+    assert abs(doc["eps_pure_upper"] - 1.0986122886681098) < 1e-15
+
+
 def test_privacy_with_simulation(tmp_path):
     out = tmp_path / "p.json"
     r = run(["privacy", "--n-pub", "3", "--n-bit", "100", "--flip-prob", "0.1", "--delta", "1e-6",
@@ -62,8 +86,10 @@ def test_flip_prob_exact(tmp_path):
     (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "0.7"], "'--flip-prob': 0.7 must be in (0, 0.5]"),
     (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "nan"], "'--flip-prob': nan must be in (0, 0.5]"),
     (["snr", "--n-pub", "2", "--n-bit", "10", "--flip-prob", "0.1", "--skew", "2"], "--skew: '2' must be in [0, 1]"),
-    (["one-bf", "--n-bit", "0", "--flip-prob", "0.1"], "'--n-bit': 0 must be in [1, 100]"),
-    (["one-bf", "--n-bit", "300", "--flip-prob", "0.1"], "'--n-bit': 300 must be in [1, 100] (exact rationals"),
+    (["one-bf", "--n-bit", "0", "--flip-prob", "0.1"], "'--n-bit': 0 must be in [1, 10000000]"),
+    (["one-bf", "--n-bit", "20000000", "--flip-prob", "0.1"], "'--n-bit': 20000000 must be in [1, 10000000]"),
+    (["one-bf", "--n-bit", "20", "--flip-prob", "0.1", "--y-d", "3"], "--y-d applies above --n-bit=100"),
+    (["one-bf", "--n-bit", "1000", "--flip-prob", "0.1", "--y-d", "1000"], "1000 must be in [0, 999]"),
     (["snr", "--n-pub", "11", "--n-bit", "10", "--flip-prob", "0.1"], "'--n-pub': 11 must be in [1, 10]"),
     (["flip-prob", "--n-pub", "3", "--n-bit", "10", "--epsilon", "-1"], "'--epsilon': -1.0 must be in [0, 700]"),
     (["privacy", "--n-pub", "3", "--n-bit", "10", "--flip-prob", "0.1", "--r-cap", "1"], "'--r-cap': 1.0 must be in"),

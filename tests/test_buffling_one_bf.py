@@ -130,3 +130,17 @@ def test_one_bf_privacy_pure_is_ln_q_over_p_and_hockey_is_pinned_from_both_sides
         # the quantile rule (probabilistic DP) is never below the hockey-stick ε
         assert res.eps_quantile[y_d] >= eps - 1e-12
     assert res.max_pure <= math.log(9) + 1e-12
+
+
+@pytest.mark.parametrize("y_d,y_x", [(0, 1_000), (4_999, 5_000), (2_000, 7_000), (9_998, 9_999), (7, 2)])
+def test_certified_enclosure_agrees_with_continued_fraction_route_at_m_ten_thousand(y_d, y_x):
+    """At m = 10^4 (beyond exact rationals in practice) the terminating continued fraction at 512 bits agrees with
+    the certified enclosure to 1e-30 relative. (mpmath's hyp2f1 cannot evaluate (2000, 7000) at this m: its
+    transformation for z = 81 does not converge, so the ₂F₁ route is no reference here.)"""
+    from vetdp.buffling.certified import ratio_enclosure
+
+    m, p = 10_000, 0.1
+    enc = ratio_enclosure(y_d, y_x, p, m)
+    value, route = loss_ratio_continued_fraction(m, p, y_d, y_x, prec=512)
+    assert abs(mpf_to_fraction(value) - enc.mid) / enc.mid < Fraction(1, 10**30), route
+    assert enc.rel_width < Fraction(1, 10**30)

@@ -17,6 +17,10 @@ The document's ₂F₁ ratio has ``c = m − y_x − y_d`` and a pole (times a z
 ``y_d + y_x >= m``; there routes 2 and 3 use the complementary hypergeometric variable
 (ξ ↦ ξ − (K + n − N), whose law is HG(N, N−K, N−n)), which has ``c' = y_d + y_x + 1 − m >= 1``.
 
+For m beyond exact rationals (up to 10⁷), :mod:`vetdp.buffling.certified` gives enclosures of the same
+``f`` and ``R`` in outward-rounded multi-precision arithmetic; ``vetdp buffling one-bf`` switches to it above
+m = 100, and ``vetdp buffling vet`` judges user code against it.
+
 Proof: proofs/buffling.md
 """
 

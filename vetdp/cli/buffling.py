@@ -6,8 +6,11 @@ Examples::
     vetdp buffling one-bf --n-bit 20 --flip-prob 0.1 --delta 1e-3
     vetdp buffling privacy --n-pub 6 --n-bit 100000 --flip-prob 0.2 --delta 1e-6 --simulate 100000
     vetdp buffling flip-prob --n-pub 6 --n-bit 100000 --epsilon 1 --delta 1e-6 --json out.json
+    vetdp buffling one-bf --n-bit 1000000 --flip-prob 0.1 --y-d 500000      # certified intervals above m = 100
+    vetdp buffling vet --impl mypkg.analysis:ratio --quick                  # docs/buffling-vet.md
 
-Exit codes: 0 done; 2 bad parameters (the message names the parameter and its allowed range).
+Exit codes: 0 done; 2 bad parameters (the message names the parameter and its allowed range); ``vet`` exits 1
+when a user function is outside tolerance at some point.
 """
 
 from __future__ import annotations
@@ -28,14 +31,16 @@ from rich.progress import Progress
 from rich.table import Table
 
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
+from vetdp.cli.check import report_options
 
-__all__ = ["buffling", "simulation_limit", "ONE_BF_MAX_BITS"]
+__all__ = ["buffling", "simulation_limit", "ONE_BF_MAX_BITS", "CERTIFIED_MAX_BITS", "vet"]
 
 console = Console()
 
 # one-bf works in exact rationals: its time grows like m^3 (measured: m = 40 in 7 s, m = 80 in 27 s on one core), so
 # the command line stops at m = 100 rather than run for many minutes; the Python API takes larger m knowingly.
 ONE_BF_MAX_BITS = 100
+CERTIFIED_MAX_BITS = 10**7  # above ONE_BF_MAX_BITS one-bf uses vetdp.buffling.certified (work ~ sqrt(m) per point)
 _MEMORY_BUDGET = 2**30  # bytes a Monte Carlo run may allocate
 
 
@@ -171,15 +176,25 @@ def snr(n_pub: int, n_bit: int, flip_prob: float, skew: str, plot_path: str | No
 
 
 @buffling.command("one-bf")
-@click.option("--n-bit", type=Integer(1, ONE_BF_MAX_BITS, why="exact rationals: time grows like m^3, ~1 min at 100"),
-              required=True, help=f"m, the number of bits, 1..{ONE_BF_MAX_BITS} (exact rationals: time grows like m^3)")
+@click.option("--n-bit", type=Integer(1, CERTIFIED_MAX_BITS), required=True,
+              help=f"m, the number of bits, 1..10^7: exact rationals up to {ONE_BF_MAX_BITS} (ε per y_d), certified "
+                   "intervals above (R(y_x | y_d) over a grid)")
 @click.option("--flip-prob", type=_FLIP, required=True, help="p in (0, 0.5]")
-@click.option("--delta", type=_DELTA, default=1e-3, show_default=True, help="δ in (0, 1)")
+@click.option("--delta", type=_DELTA, default=1e-3, show_default=True, help="δ in (0, 1) (exact mode only)")
 @click.option("--depth", type=Integer(0, 10**4), default=None,
-              help="continued-fraction depth in [0, 10^4] (default: exact termination)")
+              help="continued-fraction depth in [0, 10^4] (default: exact termination; exact mode only)")
+@click.option("--y-d", "y_ds", type=Integer(0, None), multiple=True,
+              help="certified mode: the input counts y_d to tabulate (repeatable; default 0, m/10, m/2, m−1)")
 @output_path("--json", "json_path", help="also write the results as JSON")
-def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, json_path: str | None) -> None:
-    """One Bloom filter: the three routes to R(y_x | y_d) and ε per y_d (Part II)."""
+def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, y_ds: tuple[int, ...],
+           json_path: str | None) -> None:
+    """One Bloom filter: the three routes to R(y_x | y_d) and ε per y_d (Part II); certified intervals for large m."""
+    if n_bit > ONE_BF_MAX_BITS:
+        _one_bf_certified(n_bit, flip_prob, y_ds, json_path)
+        return
+    if y_ds:
+        raise click.BadParameter(f"--y-d applies above --n-bit={ONE_BF_MAX_BITS} (certified mode); at "
+                                 f"--n-bit={n_bit} every y_d is computed exactly", param_hint="--y-d")
     from vetdp.buffling.one_bf import compare_routes, one_bf_privacy
 
     err = Console(stderr=True)
@@ -206,10 +221,53 @@ def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, json_p
     _console(json_path).print(f"routes used: {sorted(routes)}; worst relative disagreement with the exact value: "
                   f"{float(worst):.3e}")
     _write_json(json_path, "one-bf", {
+        "mode": "exact",
         "parameters": {"n_bit": n_bit, "flip_prob": flip_prob, "delta": delta, "depth": depth},
         "eps_pure": res.eps_pure, "eps_quantile": res.eps_quantile, "eps_hockey": res.eps_hockey,
         "max": {"pure": res.max_pure, "quantile": res.max_quantile, "hockey": res.max_hockey},
         "routes_worst_relative_error": float(worst), "routes": sorted(routes)})
+
+
+def _one_bf_certified(m: int, p: float, y_ds: tuple[int, ...], json_path: str | None) -> None:
+    """one-bf above the exact limit: certified enclosures of R(y_x | y_d) over the vet grid's rows."""
+    from vetdp.buffling.certified import ratio_enclosure
+    from vetdp.buffling.one_bf import ln_down, ln_up
+    for y in y_ds:
+        if y > m - 1:
+            raise click.BadParameter(f"{y} must be in [0, {m - 1}] (y_d <= m − 1)", param_hint="--y-d")
+    wanted = sorted(set(y_ds)) if y_ds else sorted({0, m // 10, m // 2, m - 1})
+    rows = []
+    err = Console(stderr=True)
+    points = [(d, x, r) for d in wanted for x, r in _rows_for(m, p, d)]
+    with Progress(disable=not err.is_terminal, console=err, transient=True) as bar:
+        task = bar.add_task("certified R(y_x | y_d)", total=len(points))
+        for y_d, y_x, region in points:
+            enc = _run(lambda y_d=y_d, y_x=y_x: ratio_enclosure(y_d, y_x, p, m))
+            rows.append((y_d, y_x, region, enc))
+            bar.advance(task)
+    table = Table(title=f"one BF, m={m} p={p} (certified intervals)")
+    for col in ("y_d", "y_x", "region", "R lower", "R upper", "ln R in"):
+        table.add_column(col)
+    for y_d, y_x, region, enc in rows:
+        table.add_row(str(y_d), str(y_x), escape(region), f"{float(enc.lo):.17g}", f"{float(enc.hi):.17g}",
+                      f"[{ln_down(enc.lo):.12g}, {ln_up(enc.hi):.12g}]")
+    fp = Fraction(p)
+    eps_pure = ln_up((1 - fp) / fp)
+    out = _console(json_path)
+    out.print(table)
+    out.print(f"ε pure = max over y_x of |ln R| = ln(q/p) <= {eps_pure:.17g} for every y_d (R(0 | y_d) = p/q and "
+              "R(m | y_d) = q/p exactly, R increasing in y_x); ε(δ) per y_d is computed exactly for "
+              f"--n-bit <= {ONE_BF_MAX_BITS} only")
+    _write_json(json_path, "one-bf", {
+        "mode": "certified", "parameters": {"n_bit": m, "flip_prob": p, "y_d": wanted}, "eps_pure_upper": eps_pure,
+        "ratio": [{"y_d": d, "y_x": x, "region": r, "lo": e.lo, "hi": e.hi} for d, x, r, e in rows]})
+
+
+def _rows_for(m: int, p: float, y_d: int) -> list[tuple[int, str]]:
+    """The vet grid's (y_x, region) for one input count, in increasing y_x."""
+    from vetdp.buffling.vet import y_x_values
+
+    return sorted({x: r for x, r in reversed(y_x_values(m, y_d, p, quick=False))}.items())
 
 
 @buffling.command()
@@ -319,3 +377,125 @@ def flip_prob(n_pub: int, n_bit: int, epsilon: float, delta: float, method: str,
                        "rel_tol": rel_tol},
         "flip_prob": r.flip_prob, "infeasible_below": r.infeasible_below, "evaluations": r.evaluations,
         "delta_upper_at_result": r.delta_upper_at_result})
+
+
+def _int_list(option: str, text: str, lo: int, hi: int) -> list[int]:
+    """A comma-separated list of integers in [lo, hi] (exponent forms such as 1e6 allowed); BadParameter else."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            v = int(part) if part.lstrip("-").isdigit() else int(float(part)) if float(part).is_integer() else None
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise click.BadParameter(f"{part!r} must be an integer in [{lo}, {hi:g}] (comma-separated list "
+                                     f"{text!r})", param_hint=option)
+        out.append(v)
+    if not out:
+        raise click.BadParameter("the list is empty", param_hint=option)
+    return sorted(set(out))
+
+
+def _load(option: str, ref: str | None) -> Callable | None:
+    if ref is None:
+        return None
+    from vetdp.cli.verify import load_callable
+
+    fn = load_callable(ref, option)
+    if not callable(fn):
+        raise click.BadParameter(f"{option}={ref!r} is a {type(fn).__name__}, not a function", param_hint=option)
+    return fn
+
+
+@buffling.command("vet")
+@click.option("--impl", "impl_ref", default=None,
+              help="MODULE:ATTR or file.py:ATTR of a ratio function (y_d, y_x, p, m) -> R(y_x | y_d)")
+@click.option("--pmf", "pmf_ref", default=None,
+              help="MODULE:ATTR or file.py:ATTR of a pmf (y_x, y_d, p, m) -> f(y_x | y_d) = Pr[y_x ones out | y_d in]")
+@click.option("--epsilon", "epsilon_ref", default=None,
+              help="MODULE:ATTR or file.py:ATTR of a many-filter ε(δ) function (k, m, p, delta) -> ε")
+@click.option("--scales", default=None,
+              help="comma-separated m values in [1, 10^7] (default the seed's 10,100,1000,1e4,1e5,1e6; "
+                   "--quick: 10,1000,1e5)")
+@click.option("--flip-prob", "flip_probs", type=_FLIP, multiple=True,
+              help="p in (0, 0.5], repeatable (default 0.1 and 0.3; --quick: 0.1)")
+@click.option("--n-pub", "n_pubs", default=None, help="--epsilon: comma-separated k values in [1, 16] (default 1,3,6)")
+@click.option("--delta", type=_DELTA, default=1e-6, show_default=True, help="--epsilon: δ in (0, 1)")
+@click.option("--epsilon-kind", type=click.Choice(["hockey", "quantile"]), default="hockey", show_default=True,
+              help="--epsilon: which ε(δ) the function computes (tight hockey-stick, or the seed's quantile rule)")
+@click.option("--tolerance", type=Real(0, 1, hi_open=True), default=1e-9, show_default=True,
+              help="relative tolerance in [0, 1): a value outside [lo·(1−tol), hi·(1+tol)] of the certified "
+                   "interval fails")
+@click.option("--quick", is_flag=True, help="a smaller grid at m = 10, 1000, 10^5 and p = 0.1 (seconds)")
+@report_options
+def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scales: str | None,
+        flip_probs: tuple[float, ...], n_pubs: str | None, delta: float, epsilon_kind: str, tolerance: float,
+        quick: bool, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
+    """Vet a user's one-filter ratio, pmf, or many-filter ε(δ) against vetdp's certified values.
+
+    Exit codes: 0 every point within tolerance; 1 a point outside it (or the function raised, returned NaN, an
+    infinity or a non-number); 2 bad usage or an engine error.
+    """
+    from vetdp.buffling import vet as v
+
+    if not (impl_ref or pmf_ref or epsilon_ref):
+        raise click.UsageError("give at least one of --impl MODULE:ATTR (ratio), --pmf MODULE:ATTR, "
+                               "--epsilon MODULE:ATTR")
+    ratio_fn, pmf_fn, eps_fn = _load("--impl", impl_ref), _load("--pmf", pmf_ref), _load("--epsilon", epsilon_ref)
+    ms = _int_list("--scales", scales, 1, 10**7) if scales else list(v.QUICK_SCALES if quick else v.SEED_SCALES)
+    ps = sorted(set(flip_probs)) or list(v.QUICK_FLIP_PROBS if quick else v.DEFAULT_FLIP_PROBS)
+    ks = _int_list("--n-pub", n_pubs, 1, 16) if n_pubs else list(v.DEFAULT_N_PUBS)
+    collected: list = []
+
+    def stage(fn: Callable[[], Any]) -> Callable[[], list]:
+        def run() -> list:
+            r = fn()
+            collected.append(r)
+            return [r]
+        return run
+
+    stages = []
+    for m in ms:
+        for p in ps:
+            if ratio_fn:
+                stages.append((f"ratio m={m} p={p}", stage(lambda m=m, p=p: v.vet_ratio(
+                    ratio_fn, m, p, tolerance, quick, impl_ref))))
+            if pmf_fn:
+                stages.append((f"pmf m={m} p={p}", stage(lambda m=m, p=p: v.vet_pmf(
+                    pmf_fn, m, p, tolerance, quick, pmf_ref))))
+            if eps_fn:
+                for k in ks:
+                    stages.append((f"epsilon k={k} m={m} p={p}", stage(lambda k=k, m=m, p=p: v.vet_epsilon(
+                        eps_fn, k, m, p, delta, tolerance, epsilon_kind, epsilon_ref))))
+    from vetdp.cli.check import run_and_report
+
+    code = run_and_report(stages, command="buffling vet", title="buffling vet: user analysis code against "
+                          "certified values", json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
+                          nothing_selected="no grid point was checked")
+    _print_outside(collected, json_path, junit_path, markdown_path)
+    sys.exit(code)
+
+
+_SHOWN_POINTS = 40
+
+
+def _print_outside(results: list, *paths: str | None) -> None:
+    """A table of the points outside tolerance (the first 40; every one is in the JSON report's witnesses)."""
+    rows = [(r, pt) for r in results for pt in (r.witness or {}).get("outside", [])]
+    if not rows:
+        return
+    out = Console(stderr=True) if "-" in paths else console
+    if not out.is_terminal:  # a log or a CI page: wide rows rather than folded ones
+        out = Console(width=200, stderr=out.stderr)
+    table = Table(title=f"points outside tolerance ({len(rows)})")
+    for col in ("check", "parameters", "y_d", "y_x", "region", "value", "certified (mid)", "rel. error", "problem"):
+        table.add_column(col, overflow="fold")
+    for r, pt in rows[:_SHOWN_POINTS]:
+        table.add_row(r.check, escape(r.subject), str(pt["y_d"]), str(pt["y_x"]), escape(pt["region"]),
+                      "—" if pt["value"] is None else f"{pt['value']:.17g}",
+                      f"{(pt['truth_lo'] + pt['truth_hi']) / 2:.17g}",
+                      "—" if pt["rel_error"] is None else f"{pt['rel_error']:.3g}", escape(pt["problem"]))
+    out.print(table)
+    if len(rows) > _SHOWN_POINTS:
+        out.print(f"… {len(rows) - _SHOWN_POINTS} more points outside tolerance (all of them: --json)")
