@@ -11,7 +11,14 @@ import pytest
 
 import vetdp.buffling.many_bf as many_bf
 from vetdp.buffling._common import column_weight_law, loss_weights
-from vetdp.buffling.bounds import many_bf_delta, many_bf_epsilon
+from vetdp.buffling.bounds import certified_epsilon, many_bf_delta, many_bf_epsilon
+from vetdp.buffling.logo_counts import (
+    conditional_delta,
+    conditional_epsilon,
+    exact_delta,
+    exact_epsilon,
+    logo_count_atoms,
+)
 from vetdp.buffling.many_bf import many_bf_distribution
 
 mpmath.mp.dps = 50
@@ -173,3 +180,163 @@ def test_bad_delta_and_epsilon_raise():
         many_bf_epsilon(dist, 0.0)
     with pytest.raises(ValueError, match=r"epsilon=-1.0 must be in \[0, inf\)"):
         many_bf_delta(dist, -1.0)
+
+
+# ---------------------------------------------------------------- exact ε(δ) by enumerating the logo counts
+
+def brute_divergences(k: int, m: int, p: float, t: Fraction) -> tuple[Fraction, Fraction]:
+    """(Σ(P − tP')₊, Σ(P' − tP)₊) over full logo-count vectors, from the bit-flip enumeration (no R, no g)."""
+    fp = Fraction(p)
+    law_d = logo_count_law(k, [0] * m, fp)
+    law_dp = logo_count_law(k, [0] * (m - 1) + [(1 << k) - 1], fp)
+    d1 = sum((max(Fraction(0), law_d[f] - t * law_dp.get(f, Fraction(0))) for f in law_d), Fraction(0))
+    d2 = sum((max(Fraction(0), law_dp[f] - t * law_d.get(f, Fraction(0))) for f in law_dp), Fraction(0))
+    return d1, d2
+
+
+TINY = [(1, 4, 0.3), (2, 3, 0.25), (2, 5, 0.1), (3, 3, 0.2), (3, 4, 0.1), (2, 6, 0.3)]
+
+
+@pytest.mark.parametrize("k,m,p", TINY)
+def test_exact_delta_equals_bit_level_enumeration(k, m, p):
+    for t in (Fraction(1), Fraction(3, 2), Fraction(4), Fraction(17, 3)):
+        assert exact_delta(k, m, p, t) == brute_divergences(k, m, p, t)
+
+
+@pytest.mark.parametrize("k,m,p", TINY)
+@pytest.mark.parametrize("delta", [0.3, 1e-2, 1e-4])
+def test_exact_epsilon_is_the_least_e_eps_reaching_delta(k, m, p, delta):
+    e = exact_epsilon(k, m, p, delta)
+    dq = Fraction(delta)
+    at = brute_divergences(k, m, p, e.e_eps)
+    assert max(at) <= dq
+    if e.e_eps > 1:
+        assert max(at) == dq  # the divergence is continuous in t: at the least t it equals δ exactly
+        below = brute_divergences(k, m, p, e.e_eps * (1 - Fraction(1, 10**12)))
+        assert max(below) > dq
+        assert e.lower <= mpmath.log(mpmath.mpf(e.e_eps.numerator) / e.e_eps.denominator) <= e.upper
+        assert math.nextafter(e.lower, math.inf) >= e.upper
+    else:
+        assert e.lower == e.upper == 0.0
+    assert e.e_eps == max(e.e_eps_d_to_dp, e.e_eps_dp_to_d)
+    assert e.outcomes == math.comb(m + k, k)
+
+
+@pytest.fixture(scope="module")
+def k3_m100():
+    """The issue's case, enumerated once for the module (176,851 outcomes)."""
+    return exact_epsilon(3, 100, 0.1, 1e-6)
+
+
+def test_exact_epsilon_k3_m100_p01_is_4_3063(k3_m100):
+    # the issue's figure: the coupled grid laws only certify [4.27, 5.00] here; enumeration gives the value
+    e = k3_m100
+    assert e.outcomes == 176_851
+    assert 4.30634122586 < e.lower <= e.upper < 4.30634122587
+    assert math.nextafter(e.lower, math.inf) >= e.upper
+    assert e.e_eps == e.e_eps_d_to_dp > e.e_eps_dp_to_d  # the direction D → D' binds (the one the printed rule drops)
+
+
+def test_exact_epsilon_beyond_its_limits_raises():
+    with pytest.raises(ValueError, match=r"n_bit=200 with n_pub=3 has 1373701 logo-count outcomes"):
+        exact_epsilon(3, 200, 0.1, 1e-6)
+    with pytest.raises(ValueError, match=r"e_eps=1/2 must be in \[1, inf\)"):
+        exact_delta(2, 3, 0.1, Fraction(1, 2))
+    with pytest.raises(ValueError, match=r"delta=1.0 must be in \(0, 1\)"):
+        exact_epsilon(2, 3, 0.1, 1.0)
+
+
+def test_logo_count_atoms_are_a_distribution_with_mean_loss_one():
+    atoms = list(logo_count_atoms(3, 7, 0.15))
+    assert sum(pr for _g, pr, _r in atoms) == 1
+    assert sum(pr * r for _g, pr, r in atoms) == 1  # Σ P' = Σ P·R = 1
+
+
+# ---------------------------------------------------------------- the certified bracket beyond enumeration
+
+@pytest.mark.parametrize("k,m,p,delta", [(1, 30, 0.2, 1e-3), (2, 40, 0.05, 1e-4), (3, 20, 0.15, 1e-3),
+                                         (3, 100, 0.1, 1e-6), (4, 30, 0.3, 1e-5), (3, 60, 0.4, 1e-2)])
+def test_conditional_bracket_contains_the_exact_value(k, m, p, delta, k3_m100):
+    r = conditional_epsilon(k, m, p, delta)
+    e = k3_m100 if (k, m, p, delta) == (3, 100, 0.1, 1e-6) else exact_epsilon(k, m, p, delta)
+    assert r.method == "conditional"
+    assert r.lower <= e.lower <= e.upper <= r.upper
+    assert r.relative_width < 1e-5
+
+
+def test_conditional_bracket_gives_up_beyond_its_limit():
+    assert conditional_epsilon(4, 10**5, 0.2, 1e-6, limit=1000) is None
+
+
+@pytest.mark.parametrize("k,m,p,method", [(3, 40, 0.1, "enumeration"), (3, 1000, 0.1, "conditional"),
+                                          (3, 10**4, 0.2, "conditional"), (2, 10**5, 0.3, "conditional"),
+                                          (6, 10**5, 0.2, "coupling")])
+def test_certified_epsilon_is_within_one_percent(k, m, p, method):
+    r = certified_epsilon(k, m, p, 1e-6)
+    assert r.method == method
+    assert 0 < r.lower <= r.upper
+    assert r.relative_width <= 0.01
+
+
+def test_certified_epsilon_is_zero_at_one_half():
+    r = certified_epsilon(3, 5000, 0.5, 1e-6)
+    assert r.lower == r.upper == 0.0
+
+
+@pytest.mark.parametrize("n,rho,cuts", [(60, 0.1, (0, 3, 6, 20, 45)), (200, 0.35, (10, 50, 70, 120, 190)),
+                                        (300, 0.02, (0, 1, 6, 30))])
+def test_scipy_binomial_tails_meet_the_assumed_accuracy(n, rho, cuts):
+    from scipy import special
+
+    fr = Fraction(rho)
+    pmf = [math.comb(n, x) * fr**x * (1 - fr) ** (n - x) for x in range(n + 1)]
+    for j in cuts:
+        cdf = sum(pmf[: j + 1], Fraction(0))
+        for got, want in ((special.bdtr(j, n, rho), cdf), (special.bdtrc(j, n, rho), 1 - cdf)):
+            assert abs(Fraction(float(got)) - want) <= many_bf.PMF_REL_ERR * want
+
+
+def test_monte_carlo_hockey_estimate_brackets_the_exact_value_at_a_common_delta():
+    # seeded (reproducible); at δ = 10^-2 thousands of draws contribute and the 95% interval covers the truth
+    from vetdp.buffling.montecarlo import simulate_hockey_epsilon
+
+    truth = exact_epsilon(2, 40, 0.1, 1e-2)
+    mc = simulate_hockey_epsilon(2, 40, 0.1, 1e-2, n_simu=50_000, seed=3)
+    assert mc.contributing > 1000
+    assert mc.epsilon_ci[0] <= truth.lower <= truth.upper <= mc.epsilon_ci[1]
+    assert abs(mc.epsilon - truth.lower) < 0.05 * truth.lower
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("k,m,p,method", [(3, 10**5, 0.3, "conditional"), (4, 10**4, 0.1, "conditional"),
+                                          (2, 10**6, 0.3, "conditional"), (3, 10**5, 0.1, "conditional")])
+def test_certified_epsilon_is_within_one_percent_deep(k, m, p, method):
+    r = certified_epsilon(k, m, p, 1e-6)
+    assert r.method == method
+    assert 0 < r.lower <= r.upper
+    assert r.relative_width <= 0.01
+
+
+@pytest.mark.parametrize("k,m,p", [(1, 4, 0.3), (2, 5, 0.1), (3, 20, 0.15), (4, 6, 0.2)])
+def test_conditional_delta_brackets_the_enumerated_delta(k, m, p):
+    for eps in (0.0, 0.3, 1.0, 2.5):
+        lo, hi = conditional_delta(k, m, p, eps)
+        d1, d2 = brute_delta(k, m, p, eps)
+        assert lo <= max(d1, d2) <= hi
+        assert hi - lo <= 1e-6 * max(d1, d2) + 1e-13  # the allowances: scipy tails 1e-9 per factor, rounding
+
+
+def test_chunked_evaluation_equals_one_pass():
+    import dataclasses
+
+    import numpy as np
+
+    from vetdp.buffling.logo_counts import _divergences, _prefixes
+
+    pre = _prefixes(4, 60, 0.2, floor=1e-30, limit=10**6)
+    assert pre.prob.size > 1000 and pre.prob.size % 97 != 0
+    order = np.argsort(pre.prob, kind="stable")  # the likeliest prefixes last: a lost last chunk would show
+    pre = dataclasses.replace(pre, n_rem=pre.n_rem[order], alpha=pre.alpha[order], prob=pre.prob[order])
+    for t in (1.0, 2.0, 7.5):
+        whole, parts = _divergences(pre, t), _divergences(pre, t, chunk=97)
+        assert abs(whole[0] - parts[0]) <= whole[1] and abs(whole[2] - parts[2]) <= whole[3]

@@ -8,7 +8,14 @@ from fractions import Fraction
 import pytest
 
 from vetdp.buffling._common import transition_matrix_exact
-from vetdp.buffling.snr import concentration, skewed_counts, snr_matrices, snr_pair, snr_table
+from vetdp.buffling.snr import (
+    concentration,
+    skewed_counts,
+    snr_matrices,
+    snr_pair,
+    snr_table,
+    transition_matrix_float,
+)
 
 # a row-stochastic, deliberately non-symmetric matrix: a missing transpose changes the answer
 GENERIC = [[Fraction(1, 2), Fraction(1, 4), Fraction(1, 8), Fraction(1, 8)],
@@ -108,3 +115,28 @@ def test_bad_counts_raise():
         snr_table(2, 0.1, [1, 2, 3])
     with pytest.raises(ValueError, match="flip_prob=0.9 must be in"):
         snr_table(2, 0.9, [1, 2, 3, 4])
+
+
+def test_float_transition_matrix_is_the_exact_one_rounded():
+    for k, p in ((1, 0.3), (4, 0.1), (6, 0.45)):
+        exact = transition_matrix_exact(k, p)
+        assert transition_matrix_float(k, p).tolist() == [[float(x) for x in row] for row in exact]
+
+
+def point_mass_snr(P, m: int, i: int, j: int) -> Fraction:
+    """SNR(m·e_0; j → i) in closed form: B = m(Λ(π) − ππᵀ) with π = P[0], so c = a/(mπ) and SNR = Σ a_t²/(m π_t)."""
+    return sum(((P[i][t] - P[j][t]) ** 2 / P[0][t] for t in range(len(P))), Fraction(0)) / m
+
+
+@pytest.mark.parametrize("k", [7, 10])
+def test_snr_at_the_largest_k_matches_the_closed_form(k):
+    # the command line allows n_pub up to 10: 1024 logos, a 1024 × 1024 table (about 3 s and 150 MB here)
+    m, p, K = 100, 0.1, (1 << k) - 1
+    t = snr_table(k, p, skewed_counts(k, m, 1))
+    assert not t.exact
+    P = transition_matrix_exact(k, p)
+    for i, j in [(K, 0), (0, K), (1, 2), (K, K - 1), (5, 3)]:
+        want = point_mass_snr(P, m, i, j)
+        assert abs(Fraction(t.snr[i][j]) - want) <= Fraction(1, 10**9) * want
+    assert t.argmax() == [(0, K), (K, 0)]  # Observation 2 at full skew, at every k
+    assert concentration(t.coef[0][K]) < 0.02  # Observation 3

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 
 from vetdp.arith.rounding import inf_exp, neg_inf_exp
-from vetdp.buffling._common import check_delta, check_epsilon
+from vetdp.buffling._common import check_delta, check_epsilon, check_flip_prob, check_n_bit, check_n_pub
+from vetdp.buffling.logo_counts import PREFIX_LIMIT, EpsilonBracket, conditional_epsilon, exact_epsilon, exact_is_cheap
 from vetdp.buffling.many_bf import ManyBFDistribution, U
+from vetdp.core.validation import check_int
 
-__all__ = ["DeltaBounds", "EpsilonBounds", "many_bf_delta", "many_bf_epsilon"]
+__all__ = ["DeltaBounds", "EpsilonBounds", "EpsilonBracket", "certified_epsilon", "many_bf_delta", "many_bf_epsilon"]
 
 
 def _sums(dist: ManyBFDistribution) -> dict:
@@ -178,3 +181,38 @@ def many_bf_epsilon(dist: ManyBFDistribution, delta: float) -> EpsilonBounds:
     q1_lo = -_ln((j_lo + 1) * h, True) if j_lo is not None else math.inf
     return EpsilonBounds(d, hs_lo, hs_up, max(0.0, q1_lo, q2_lo), max(0.0, q1_up, q2_up),
                          max(-q1_up, q2_lo), max(-q1_lo, q2_up))
+
+
+def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: int = 20,
+                      r_cap: float = 128.0, prefix_limit: int = PREFIX_LIMIT) -> EpsilonBracket:
+    """Certified ``lower <= ε(δ) <= upper`` (hockey-stick) for the heuristic pair, by the finest method that fits.
+
+    In order: exact enumeration of every logo count (:func:`vetdp.buffling.logo_counts.exact_epsilon`, floats
+    adjacent to ln of an exact rational) when that takes seconds (``exact_is_cheap``); else conditioning on all but
+    two categories (:func:`~vetdp.buffling.logo_counts.conditional_epsilon`) when at most ``PREFIX_LIMIT`` prefixes
+    are needed (``prefix_limit``: larger values reach further at about 1 s and 150 MB per million); else the coupled
+    grid laws of :func:`vetdp.buffling.many_bf.many_bf_distribution` (``r_cap`` raised 16-fold, at most twice, when
+    the grid does not reach δ; ArithmeticError if it still does not).
+    """
+    k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
+    d = check_delta(delta)
+    start = time.perf_counter()
+    if exact_is_cheap(k, m):
+        e = exact_epsilon(k, m, p, d)
+        return EpsilonBracket(k, m, p, d, e.lower, e.upper, "enumeration", e.outcomes, time.perf_counter() - start)
+    r = conditional_epsilon(k, m, p, d, limit=check_int("prefix_limit", prefix_limit, lo=1, hi=10**8))
+    if r is not None:
+        return r
+    from vetdp.buffling.many_bf import many_bf_distribution
+
+    for attempt in range(3):  # a grid that does not reach this δ: cover 16 times more of R, coarser
+        cap = min(float(r_cap) * 16**attempt, 2.0**40)
+        dist = many_bf_distribution(k, m, p, grid_bits=grid_bits, r_cap=cap)
+        try:
+            eps = many_bf_epsilon(dist, d)
+            break
+        except ArithmeticError:
+            if attempt == 2 or cap == 2.0**40:
+                raise
+    return EpsilonBracket(k, m, p, d, eps.hockey_lower, eps.hockey_upper, "coupling", dist.cells,
+                          time.perf_counter() - start)

@@ -23,6 +23,10 @@ count C_y already used, ρ_y = π_y / Σ_{y'<=y} π_y'. On E = {lo_y <= C_y <= h
 Bin(n − hi_y, ρ_y) <= g_y <= Bin(n − lo_y, ρ_y) in the natural coupling, and those
 bounding binomials are independent across y.
 
+The coupling gap makes these laws loose where few columns decide the tail (k = 3, m = 100, p = 0.1, δ = 1e-6:
+ε in [4.27, 5.00], exact 4.3063): :func:`vetdp.buffling.bounds.certified_epsilon` first tries exact enumeration and
+conditioning (:mod:`vetdp.buffling.logo_counts`) and falls back to these laws only beyond them.
+
 Proof: proofs/buffling.md (section "Many Bloom filters").
 """
 

@@ -32,7 +32,8 @@ from vetdp.buffling._common import (
 from vetdp.core.validation import check_float, check_int, check_interval
 from vetdp.sampling import SeededSource, random_bytes, use_source
 
-__all__ = ["MonteCarloEstimate", "simulate_many_bf", "simulation_generator"]
+__all__ = ["MonteCarloEstimate", "MonteCarloHockey", "simulate_hockey_epsilon", "simulate_many_bf",
+           "simulation_generator"]
 
 
 def simulation_generator(seed: int | None) -> np.random.Generator:
@@ -107,3 +108,65 @@ def simulate_many_bf(n_pub: int, n_bit: int, flip_prob: float, delta: float, n_s
         float(np.quantile(ln_r, d)), _quantile_ci(ln_r, d, alpha),
         float(np.quantile(ln_rp, 1 - d)), _quantile_ci(ln_rp, 1 - d, alpha),
         time.perf_counter() - start)
+
+
+@dataclasses.dataclass(frozen=True)
+class MonteCarloHockey:
+    """A plain Monte Carlo estimate of the hockey-stick ε(δ) of the pair, with a normal-approximation interval.
+
+    ``contributing`` is the number of draws with a non-zero term at the estimate; when it is small (below about
+    10) the interval is not to be trusted: the estimate rests on a handful of rare draws, or on none.
+    """
+
+    delta: float
+    n_simu: int
+    seed: int | None
+    epsilon: float
+    epsilon_ci: tuple[float, float]
+    contributing: int
+    seconds: float
+
+
+def simulate_hockey_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, n_simu: int = 100_000,
+                            seed: int | None = None, confidence: float = 0.95) -> MonteCarloHockey:
+    """Estimate ε(δ) = min{ε >= 0 : max(E_D[(1 − e^ε R)₊], E_D[(R − e^ε)₊]) <= δ} from ``n_simu`` draws g ~ D.
+
+    Both divergences are means under D (Pr[A(D') = g] = Pr[A(D) = g]·R(g)), estimated by sample means; the
+    interval inverts mean ± z·(standard error) at each t. No guarantee: this is the baseline the certified
+    bracket (:func:`vetdp.buffling.bounds.certified_epsilon`) is benchmarked against.
+    """
+    k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
+    d = check_delta(delta)
+    n = check_int("n_simu", n_simu, lo=10, hi=10**8)
+    conf = check_float("confidence", confidence)
+    check_interval("confidence", conf, 0, 1, lo_closed=False, hi_closed=False)
+    start = time.perf_counter()
+    rng = simulation_generator(seed)
+    fp = Fraction(p)
+    pi = np.array([float(x) for x in column_weight_law(k, fp)])
+    w = np.array([float(x) for x in loss_weights(k, fp)])
+    r = np.empty(n)
+    chunk = 1 << 18
+    for s in range(0, n, chunk):  # bounded memory: (k + 1) counts per draw, one chunk at a time
+        size = min(chunk, n - s)
+        r[s: s + size] = rng.multinomial(m, pi, size=size) @ w / m
+    z = float(stats.norm.ppf(0.5 + conf / 2))
+
+    def stat(t: float, shift: float) -> float:
+        a, b = np.maximum(r - t, 0.0), np.maximum(1.0 - t * r, 0.0)
+        return max(float(a.mean()) + shift * z * float(a.std()) / math.sqrt(n),
+                   float(b.mean()) + shift * z * float(b.std()) / math.sqrt(n))
+
+    def solve(shift: float) -> float:
+        lo, hi = 0.0, math.log(float(w[-1])) + 1e-9  # at t >= w_k both means are 0
+        if stat(1.0, shift) <= d:
+            return 0.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if stat(math.exp(mid), shift) <= d else (mid, hi)
+        return hi
+
+    eps = solve(0.0)
+    t = math.exp(eps)
+    used = int(np.count_nonzero(r > t) + np.count_nonzero(t * r < 1.0))
+    return MonteCarloHockey(d, n, seed, eps, (solve(-1.0), solve(1.0)), used, time.perf_counter() - start)
