@@ -37,7 +37,12 @@ def test_account_categorical_rr_runs():
     (["rr", "--epsilon", "nan"], "'--epsilon': nan must be in (0, 700]"),
     (["rr", "--epsilon", "1", "--categories", "1"], "'--categories': 1 must be in [2, "),
     (["rappor", "--epsilon", "1", "--compose", "0"], "'--compose': 0 must be in [1, inf]"),
-    (["rappor", "--epsilon", "1", "--compose", "1e12"], "--compose: 1000000000000 must be <= 200000 for rappor"),
+    (["rappor", "--epsilon", "1", "--compose", "1e12"], "--compose: 1000000000000 must be <= 500000000 for rappor"),
+    (["rr", "--epsilon", "1", "--compose", "1000000001"], "--compose: 1000000001 must be <= 1000000000 for rr"),
+    (["rr", "--epsilon", "1", "--categories", "4", "--compose", "1000001"],
+     "--compose: 1000001 must be <= 1000000 for rr with --categories=4"),
+    (["k-rappor", "--epsilon", "1", "--k", "4", "--compose", "125000001"],
+     "--compose: 125000001 must be <= 125000000 for k-rappor with --k=4"),
     (["rappor", "--epsilon", "1", "--delta", "2"], "'--delta': 2.0 must be in (0, 1)"),
     (["rr", "--epsilon", "1", "--k", "3"], "--k: 3 applies to k-rappor only"),
 ])
@@ -63,3 +68,23 @@ def test_plot_writes_png_and_svg(tmp_path, monkeypatch):
                            for e in ("png", "svg"))
     assert (tmp_path / "figs" / "rappor-mae.png").read_bytes()[:4] == b"\x89PNG"
     assert "<svg" in (tmp_path / "figs" / "rappor-zcdp.svg").read_text()
+
+
+def test_compose_limits_follow_the_binary_steps():
+    from vetdp.cli.account import compose_limit
+
+    assert compose_limit("rr", 2, 1) == 10**9
+    assert compose_limit("rr", 3, 1) == 10**6
+    assert compose_limit("rappor", 2, 1) == 5 * 10**8  # two binary steps a run
+    assert compose_limit("k-rappor", 2, 10**5) == 5000  # 2k steps a run
+
+
+def test_account_rappor_at_a_million_runs_is_exact(tmp_path):
+    out = tmp_path / "a.json"
+    res = CliRunner().invoke(main, ["account", "rappor", "--epsilon", "1", "--compose", "1000000",
+                                    "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    methods = {m["method"]: m for m in json.loads(out.read_text())["methods"]}
+    exact = ExactPLD(rappor_curve(1.0), 10**6).epsilon(1e-6)
+    assert methods["pld"]["epsilon"] == exact.epsilon and methods["pld"]["tightest"]
+    assert exact.epsilon_lower < methods["rdp"]["epsilon"]

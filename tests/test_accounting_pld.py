@@ -193,3 +193,211 @@ def test_provider_checks_pass_and_are_registered():
     assert len(results) == 16 and all(r.passed for r in results), [r for r in results if not r.passed]
     only = list(check_accounting(CheckOptions(pattern="*pld.rappor*")))
     assert [r.check for r in only] == ["pld.rappor.matches_enumeration[n=2]"]
+
+
+# ---------------------------------------------------------------------- the scalable paths against references
+
+def mixture_delta_truth(eps_run: float, t: int, m: int, eps: float) -> mpmath.mpf:
+    """δ(ε) of m steps of t-ary RR (log-ratio eps_run) at 50 digits, as a mixture over the N non-zero steps.
+
+    Independent of the recurrence the code runs: given N steps that are not 0, the number of +a steps
+    is Binomial(N, e^a/(1+e^a)).
+    """
+    with mpmath.workdps(50):
+        a = mpq(Fraction(eps_run))
+        e = mpq(Fraction(eps))
+        r = 1 / (mpmath.exp(a) + t - 1)
+        lam = (t - 2) * r
+        q = 1 / (1 + mpmath.exp(-a))
+        total = mpmath.mpf(0)
+        for big_n in range(m + 1):
+            pn = mpmath.binomial(m, big_n) * (1 - lam) ** big_n * lam ** (m - big_n)
+            inner = mpmath.mpf(0)
+            for j in range(big_n + 1):
+                loss = (2 * j - big_n) * a
+                if loss > e:
+                    inner += mpmath.binomial(big_n, j) * q**j * (1 - q) ** (big_n - j) * -mpmath.expm1(e - loss)
+            total += pn * inner
+        return total
+
+
+BINARY_GRID = [  # (per-run ε, runs, ε of the query): tiny and large per-run ε, the Stirling path (m > 1000)
+    (1e-3, 3000, 1e-3), (1e-3, 3000, 0.1), (0.05, 2500, 3.0), (1.0, 1200, 560.0), (1.0, 1200, 620.0),
+    (1.0, 4000, 2000.0), (20.0, 1500, 29990.0), (20.0, 2, 1.0), (3.0, 1, 2.5), (0.7, 5000, 1200.0),
+]  # (a δ within 1e-60 of 1 would be beyond the 60-digit reference)
+
+
+@pytest.mark.parametrize("eps_run,n,eps", BINARY_GRID, ids=[f"a={a},n={n},eps={e}" for a, n, e in BINARY_GRID])
+def test_binary_bounds_bracket_direct_summation_and_are_tight(eps_run, n, eps):
+    truth = binomial_delta_truth(1 / (1 + math.exp(-eps_run)), n, eps)
+    family = randomized_response_curve(prob=1 / (1 + math.exp(-eps_run)))  # the same float keep probability
+    pld = ExactPLD(family, n)
+    lo, hi = pld.delta_bounds(eps)
+    assert lo <= truth <= hi
+    assert hi - lo <= truth * mpmath.mpf(2.0**-50), (lo, hi, truth)  # certified to about float precision
+    assert abs(mpmath.mpf(pld.delta(eps)) - truth) <= truth * mpmath.mpf(1e-11)
+
+
+@pytest.mark.parametrize("eps_run,n,target", [(1e-3, 3000, 1e-12), (1.0, 1200, 1e-6), (20.0, 50, 1e-12),
+                                              (0.05, 2500, 0.3), (2.0, 1001, 1e-100)])
+def test_binary_epsilon_is_certified_against_direct_summation(eps_run, n, target):
+    prob = 1 / (1 + math.exp(-eps_run))
+    res = ExactPLD(randomized_response_curve(prob=prob), n).epsilon(target)
+    assert binomial_delta_truth(prob, n, res.epsilon) <= target < binomial_delta_truth(prob, n, res.epsilon_lower)
+    assert res.delta_certified <= target and res.epsilon - res.epsilon_lower <= 1e-12 * max(res.epsilon, 1.0)
+
+
+CATEGORICAL_GRID = [(1.0, 3, 150, 5.0), (1.0, 3, 150, 0.0), (0.1, 16, 120, 0.5), (3.0, 1000, 100, 40.0),
+                    (1e-3, 4, 120, 1e-3), (20.0, 5, 40, 790.0)]
+
+
+@pytest.mark.parametrize("eps_run,t,n,eps", CATEGORICAL_GRID,
+                         ids=[f"a={a},t={t},n={n},eps={e}" for a, t, n, e in CATEGORICAL_GRID])
+def test_categorical_bounds_bracket_the_mixture_and_are_tight(eps_run, t, n, eps):
+    truth = mixture_delta_truth(eps_run, t, n, eps)
+    pld = ExactPLD(randomized_response_curve(eps_run, categories=t), n)
+    lo, hi = pld.delta_bounds(eps)
+    assert lo <= truth <= hi
+    assert hi - lo <= truth * mpmath.mpf(2.0**-50), (lo, hi, truth)
+    assert abs(mpmath.mpf(pld.delta(eps)) - truth) <= truth * mpmath.mpf(1e-11)
+
+
+def test_categorical_epsilon_is_certified_against_the_mixture():
+    res = ExactPLD(randomized_response_curve(1.0, categories=5), 100).epsilon(1e-9)
+    assert mixture_delta_truth(1.0, 5, 100, res.epsilon) <= 1e-9 < mixture_delta_truth(1.0, 5, 100,
+                                                                                          res.epsilon_lower)
+
+
+@pytest.mark.parametrize("family,n", [(randomized_response_curve(1.0), 10**6), (rappor_curve(1.0), 10**6),
+                                      (rappor_curve(0.3, k=4), 2 * 10**5),
+                                      (randomized_response_curve(1.0, categories=4), 2 * 10**4)],
+                         ids=["rr-1e6", "rappor-1e6", "k-rappor-2e5", "categorical-2e4"])
+def test_large_n_float_path_agrees_with_certified_bounds(family, n):
+    """At large n the float δ that drives the search (a window of the pmf) matches the certified enclosure."""
+    pld = ExactPLD(family, n)
+    res = pld.epsilon(1e-6)
+    assert res.delta_certified <= 1e-6 and res.epsilon - res.epsilon_lower <= 1e-12 * res.epsilon
+    for eps in [0.5 * res.epsilon, 0.9 * res.epsilon, res.epsilon, 1.05 * res.epsilon]:
+        lo, hi = pld.delta_bounds(eps)
+        got = pld.delta(eps)
+        assert hi - lo <= 2.0**-50 * hi
+        assert abs(got - hi) <= 1e-11 * hi, (eps, lo, hi, got)
+
+
+def test_rappor_at_a_million_runs_uses_bounded_memory():
+    """The binomial's O(√m) window only: an array over all 2·10^6 steps alone would take 16 MB."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        res = ExactPLD(rappor_curve(1.0), 10**6).epsilon(1e-6)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.delta_certified <= 1e-6
+    assert peak < 8 * 2**20, peak
+
+
+def test_log_factorial_encloses_loggamma():
+    from vetdp.accounting.curves import iv_endpoints, iv_precision
+    from vetdp.accounting.pld import _log_factorial
+
+    with iv_precision(160) as iv, mpmath.workdps(80):
+        for n in [0, 1, 2, 999, 1000, 1001, 4321, 10**6, 10**9 + 7]:
+            lo, hi = iv_endpoints(_log_factorial(iv, n))
+            truth = mpmath.loggamma(n + 1)
+            assert mpq(lo) <= truth <= mpq(hi), n
+            assert hi - lo <= Fraction(1, 2**100) * max(1, abs(hi)), n
+
+
+def test_chernoff_bounds_are_above_the_exact_tails():
+    from vetdp.accounting.curves import iv_precision
+    from vetdp.accounting.pld import _chernoff
+
+    family = randomized_response_curve(0.8, categories=4)
+    m = 60
+    with iv_precision(160) as iv:
+        A = family.log_ratio_interval(160)
+        with mpmath.workdps(40):
+            a = mpmath.mpf(0.8)
+            p, r = mpmath.exp(a) / (mpmath.exp(a) + 3), 1 / (mpmath.exp(a) + 3)
+            lam = 2 * r
+            c = [mpmath.mpf(0)] * (2 * m + 1)  # c[s + m] = P(sum = s), by convolution
+            c[m] = mpmath.mpf(1)
+            for _ in range(m):
+                c = [(c[i - 1] * p if i > 0 else 0) + c[i] * lam + (c[i + 1] * r if i < 2 * m else 0)
+                     for i in range(2 * m + 1)]
+            useful = 0
+            for k in range(-m - 1, m + 2):
+                above = _chernoff(iv, A, m, 4, k, above=True)
+                below = _chernoff(iv, A, m, 4, k, above=False)
+                assert sum(c[max(0, m + k):], mpmath.mpf(0)) <= mpq(above), k
+                assert sum(c[:max(0, m + k + 1)], mpmath.mpf(0)) <= mpq(below), k
+                useful += (above < 1e-3) + (below < 1e-3)
+        assert useful >= 60  # the bounds are not trivially 1
+
+
+def _exact_enclosure(family, n: int, eps: float) -> tuple[Fraction, Fraction]:
+    """The enclosure as exact rationals, before rounding to floats (so a 2^-80 remainder is visible)."""
+    from vetdp.accounting.curves import iv_precision
+    from vetdp.accounting.pld import _binary_delta, _trinomial_delta
+
+    pld = ExactPLD(family, n)
+    with iv_precision(160) as iv:
+        A = family.log_ratio_interval(160)
+        e = iv.mpf(Fraction(eps).numerator) / Fraction(eps).denominator
+        if family.categories == 2:
+            return _binary_delta(iv, A, pld.steps, e)
+        tolerance = Fraction(pld.delta(eps)) / 2**80
+        return _trinomial_delta(iv, A, pld.steps, family.categories, e, pld._trinomial_run(), tolerance)
+
+
+@pytest.mark.parametrize("eps_run,n,eps", [(1.0, 1200, 560.0), (0.05, 2500, 3.0), (1e-3, 3000, 0.1),
+                                         (0.5, 2000, 0.0)])  # the last one stops downwards on the remainder
+def test_binary_rational_enclosure_brackets_the_60_digit_sum(eps_run, n, eps):
+    """Each remainder the sum leaves out is bounded; dropping one would put the upper end below the truth."""
+    prob = 1 / (1 + math.exp(-eps_run))
+    lo, hi = _exact_enclosure(randomized_response_curve(prob=prob), n, eps)
+    truth = binomial_delta_truth(prob, n, eps)
+    with mpmath.workdps(80):
+        assert mpq(lo) <= truth <= mpq(hi)
+    assert hi - lo <= hi / 2**70
+
+
+@pytest.mark.parametrize("eps_run,t,n,eps", [(1.0, 3, 150, 5.0), (0.1, 16, 120, 0.5)])
+def test_categorical_rational_enclosure_brackets_the_50_digit_mixture(eps_run, t, n, eps):
+    lo, hi = _exact_enclosure(randomized_response_curve(eps_run, categories=t), n, eps)
+    truth = mixture_delta_truth(eps_run, t, n, eps)
+    with mpmath.workdps(80):
+        assert mpq(lo) <= truth <= mpq(hi)
+    assert hi - lo <= hi / 2**70
+
+
+def test_categorical_from_a_checkpoint_matches_the_float_mixture():
+    """m = 3000 > 1024: δ(ε) restarts from a checkpoint of the pass below k = m, and is bounded by Chernoff."""
+    import numpy as np
+    from scipy import stats
+
+    a, t, m = 1.0, 3, 3000
+    pld = ExactPLD(randomized_response_curve(a, categories=t), m)
+    assert len(pld._trinomial_run().checkpoints) == 3
+    r = 1 / (math.exp(a) + t - 1)
+    lam, q = (t - 2) * r, 1 / (1 + math.exp(-a))
+    for eps in [1250.0, 1310.0]:
+        first = math.floor(eps / a) + 1
+        ref = 0.0
+        for k in range(first, m + 1):  # c_k by the mixture over N non-zero steps, N ≡ k (mod 2)
+            big_n = np.arange(k, m + 1, 2)
+            c_k = float(np.sum(stats.binom.pmf(big_n, m, 1 - lam) * stats.binom.pmf((big_n + k) // 2, big_n, q)))
+            ref += c_k * -math.expm1(eps - k * a)
+        lo, hi = pld.delta_bounds(eps)
+        assert 1e-12 < ref and hi - lo <= hi * 2.0**-50
+        assert abs(hi - ref) <= 1e-11 * ref, (eps, lo, hi, ref)
+
+
+def test_categorical_far_below_the_mean_stops_on_the_chernoff_bound_and_stays_tight():
+    """ε far below the mean loss: the run down from the checkpoint ends where P(s <= k) is negligible."""
+    pld = ExactPLD(randomized_response_curve(1.0, categories=3), 20000)
+    lo, hi = pld.delta_bounds(10.0)
+    assert 0.999 < lo and hi - lo <= hi * 2.0**-50
+    assert abs(pld.delta(10.0) - hi) <= 1e-12

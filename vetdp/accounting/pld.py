@@ -11,15 +11,24 @@ a binomial mixture of binomials for t > 2. Then (hockey-stick divergence)
 
 Both directions: the reverse loss (Q against P) has the same distribution, because
 swapping the two inputs swaps the +a and −a outcomes, whose Q-probabilities are the
-P-probabilities of the mirrored outcomes; :meth:`ExactPLD.delta_reverse` computes it from
-the likelihood ratio independently and the tests check the two agree.
+P-probabilities of the mirrored outcomes; the tests check both directions against the
+enumerated output distributions of the real mechanisms.
 
 Adaptive composition of a mechanism whose pairs are all dominated by one pair is
 dominated by composing that pair, so these δ(ε) hold for n adaptive runs.
 
 Two evaluations: :meth:`ExactPLD.delta` in float64 (fast, ~1e-12 relative) drives the
-search; :meth:`ExactPLD.delta_bounds` encloses the exact δ by outward-rounded interval
-arithmetic (mpmath.iv), and :meth:`ExactPLD.epsilon` returns an ε whose δ is so certified.
+search; :meth:`ExactPLD.delta_bounds` encloses the exact δ (sums of integers rounded down
+for the lower and up for the upper bound, starting values by mpmath.iv), and
+:meth:`ExactPLD.epsilon` returns an ε whose δ is so certified. Both scale:
+
+- t = 2: only the O(√m) terms of the binomial near the mode or the first loss above ε
+  are summed, each direction ending at a certified geometric bound of its remainder;
+  float64 keeps the window where ln P >= −800. Time O(√m), memory O(√m) floats.
+- t > 2: one pass of a positive three-term recurrence over all m (two integer chains,
+  rounded down and up), keeping checkpoints every 1024 steps; each δ(ε) then restarts
+  from the checkpoint above the terms that matter (the rest bounded by Chernoff). Time
+  O(m) once, memory O(m/1024 + √m).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from mpmath.libmp import MPZ  # gmpy2's integers when installed (faster), else int
 from scipy import stats
 
 from vetdp.accounting.curves import RRFamily, iv_endpoints, iv_precision
@@ -39,7 +49,6 @@ from vetdp.core.validation import check_float, check_int, check_interval
 __all__ = ["ExactPLD", "EpsilonAtDelta", "check_delta"]
 
 _IV_PREC = 160
-_TAIL = Fraction(1, 2**80)  # stop summing when the bounded remainder is below this fraction of the sum
 
 
 def check_delta(delta: object) -> float:
@@ -81,7 +90,7 @@ class ExactPLD:
         self.compositions = check_int("compositions", compositions, lo=1)
         self.steps = self.compositions * family.coordinates
         self._pmf: tuple[np.ndarray, np.ndarray] | None = None
-        self._trinomial: tuple[list, list] | None = None  # interval c_k and suffix sums (independent of ε)
+        self._trinomial: _TrinomialPass | None = None  # t > 2: the recurrence pass (independent of ε)
 
     # ------------------------------------------------------------------ float64 path
     def _step_probabilities(self) -> tuple[float, float, float]:
@@ -92,22 +101,32 @@ class ExactPLD:
         return p, r, (t - 2) * r
 
     def pmf(self) -> tuple[np.ndarray, np.ndarray]:
-        """(s, P(s)) for s = 0..m: the non-negative loss multiples and their P-probabilities (float64).
+        """(s, P(s)) for the non-negative loss multiples s whose P-probability is not negligible (float64).
 
-        Negative multiples are not needed: δ(ε) for ε >= 0 only sees losses above ε.
+        Negative multiples are not needed: δ(ε) for ε >= 0 only sees losses above ε. Only the
+        s with P(s) above about e^-760 are kept (for t = 2 the binomial is log-concave, so they
+        form an interval of length O(√m)); everything left out sums to below m·e^-760, under
+        float64's smallest number.
         """
         if self._pmf is None:
             m = self.steps
-            p, r, lam = self._step_probabilities()
-            s = np.arange(m + 1)
+            p, r, _ = self._step_probabilities()
             if self.family.categories == 2:
-                probs = np.zeros(m + 1)
-                j = np.arange((m + 1) // 2, m + 1)  # j "+" steps give s = 2j − m >= 0
-                probs[2 * j - m] = stats.binom.pmf(m - j, m, r)
+                lo, hi = _binomial_window(m, p, r, first=(m + 1) // 2)  # j "+" steps give s = 2j − m >= 0
+                j = np.arange(lo, hi + 1)
+                s, probs = 2 * j - m, stats.binom.pmf(m - j, m, r)
             else:
-                probs = _trinomial_tail_float(m, p, r, lam)
+                run = self._trinomial_run()
+                s, probs = run.ks, run.probs
             self._pmf = (s, probs)
         return self._pmf
+
+    def _trinomial_run(self) -> _TrinomialPass:
+        if self._trinomial is None:
+            with iv_precision(_IV_PREC) as iv:
+                A = self.family.log_ratio_interval(_IV_PREC)
+                self._trinomial = _trinomial_pass(iv, A, self.steps, self.family.categories)
+        return self._trinomial
 
     def delta(self, epsilon: float) -> float:
         """δ(ε) = Σ_s P(s)(1 − e^{ε−s·a})₊ in float64 (not certified; see :meth:`delta_bounds`)."""
@@ -128,9 +147,10 @@ class ExactPLD:
             if self.family.categories == 2:
                 lo, hi = _binary_delta(iv, A, self.steps, e)
             else:
-                if self._trinomial is None:
-                    self._trinomial = _trinomial_terms(iv, A, self.steps, self.family.categories)
-                lo, hi = _trinomial_delta(iv, A, self.steps, e, *self._trinomial)
+                estimate = self.delta(eps)  # only chooses where to start; the bound holds regardless
+                tolerance = Fraction(estimate) * _TOLERANCE if estimate > 0 else Fraction(1, 2**1100)
+                lo, hi = _trinomial_delta(iv, A, self.steps, self.family.categories, e, self._trinomial_run(),
+                                          tolerance)
         return round_down(max(lo, Fraction(0))), round_up(min(hi, Fraction(1)))
 
     def epsilon(self, delta: float) -> EpsilonAtDelta:
@@ -162,113 +182,361 @@ class ExactPLD:
         return EpsilonAtDelta(epsilon=hi, epsilon_lower=lower, delta=target, delta_certified=cert)
 
 
-# ---------------------------------------------------------------------- interval sums
+# ---------------------------------------------------------------------- binary: fixed-point certified sum
 
-def _clamp0(iv: Any, x: Any) -> Any:
-    """max(0, x) of an interval."""
-    lo_t, hi_t = x._mpi_
-    if iv.mpf(0) >= iv.make_mpf((hi_t, hi_t)):
+_K = 256  # fraction bits of the fixed-point terms below
+_ONE = 1 << _K
+_REL_TAIL_BITS = 80  # stop when the bounded remainder is below 2^-80 of the sum so far
+_TOLERANCE = Fraction(1, 2**_REL_TAIL_BITS)
+
+
+def _ceil_div(x: int, y: int) -> int:
+    return -((-x) // y)
+
+
+def _float_start(x: Any) -> tuple[int, int, int]:
+    """``(lo, hi, e)`` with ``lo·2^e <= x <= hi·2^e`` for an mpmath.iv interval ``x`` > 0, hi of about K bits."""
+    lo, hi = iv_endpoints(x)
+    e = hi.numerator.bit_length() - hi.denominator.bit_length() - _K
+    scale = Fraction(2) ** -e
+    return MPZ(max(0, math.floor(lo * scale))), MPZ(math.ceil(hi * scale)), e
+
+
+def _float_mul(g: tuple[int, int, int], by: tuple[int, int]) -> tuple[int, int, int]:
+    """``g`` times the fixed-point interval ``by``, rounded outwards and renormalised to about K bits."""
+    lo, hi, e = g[0] * by[0] >> _K, _ceil_div(g[1] * by[1], _ONE), g[2]
+    shift = hi.bit_length() - _K
+    if shift > 64:
+        lo, hi, e = lo >> shift, -((-hi) >> shift), e + shift
+    elif shift < -64 and hi > 0:
+        lo, hi, e = lo << -shift, hi << -shift, e + shift
+    return lo, hi, e
+
+
+def _factor(g: tuple[int, int, int]) -> tuple[int, int]:
+    """Fixed-point bounds of (1 − g)₊ for the floating interval ``g``."""
+    lo, hi, e = g
+    if lo.bit_length() + e >= 1:  # g >= 1: the factor is 0
+        return 0, 0
+    shift = e + _K
+    if shift >= 0:
+        g_lo, g_hi = lo << shift, hi << shift
+    elif -shift > hi.bit_length():  # g below one unit of the fixed point
+        g_lo, g_hi = 0, 1
+    else:
+        g_lo, g_hi = lo >> -shift, -((-hi) >> -shift)
+    return max(0, _ONE - g_hi), min(_ONE, max(0, _ONE - g_lo))
+
+
+def _fixed(x: Any) -> tuple[int, int]:
+    """Integers ``lo <= x·2^K <= hi`` for an mpmath.iv interval ``x`` >= 0 (outward)."""
+    lo, hi = iv_endpoints(x)
+    return MPZ(max(0, math.floor(lo * _ONE))), MPZ(math.ceil(hi * _ONE))
+
+
+# Stirling series of ln n! = ln Γ(n) + ln n: coefficients B_2k / (2k(2k−1)) of n^{1−2k}, k = 1..6. For real
+# n > 0 the remainder after these six terms has the sign of the first omitted term and is at most its size,
+# B_14/(14·13·n^13) = 1/(156 n^13) (DLMF §5.11(ii)); tests/test_accounting_pld.py checks it against loggamma
+_STIRLING = (Fraction(1, 12), Fraction(-1, 360), Fraction(1, 1260), Fraction(-1, 1680), Fraction(1, 1188),
+             Fraction(-691, 360360))
+_STIRLING_NEXT = Fraction(1, 156)
+
+
+def _log_factorial(iv: Any, n: int) -> Any:
+    """An interval containing ln n! (exactly below 1000; else the Stirling series with its remainder bound)."""
+    if n < 2:
         return iv.mpf(0)
-    if iv.make_mpf((lo_t, lo_t)) < 0:
-        return iv.make_mpf((iv.mpf(0)._mpi_[0], hi_t))
-    return x
-
-
-def _upper(x: Any) -> Fraction:
-    return iv_endpoints(x)[1]
+    if n <= 1000:
+        return iv.log(iv.mpf(math.factorial(n)))
+    series = sum((c / n ** (2 * k + 1) for k, c in enumerate(_STIRLING)), Fraction(0))
+    bound = _STIRLING_NEXT / n**13
+    lo, hi = series - bound, series + bound
+    r = iv.mpf([(iv.mpf(lo.numerator) / lo.denominator).a, (iv.mpf(hi.numerator) / hi.denominator).b])
+    return (n + iv.mpf(0.5)) * iv.log(n) - n + iv.log(2 * iv.pi) / 2 + r
 
 
 def _binary_delta(iv: Any, A: Any, m: int, e: Any) -> tuple[Fraction, Fraction]:
-    """Enclosure of δ(ε) for m i.i.d. ±a steps (P(+a) = 1/(1+e^{−a})), a ∈ A."""
-    eA = iv.exp(A)
-    p, r = 1 / (1 + 1 / eA), 1 / (1 + eA)
-    a_hi = _upper(A)
+    """Enclosure of δ(ε) = Σ_j P(j)(1 − e^{ε−(2j−m)a})₊, j ~ Bin(m, p), p = 1/(1+e^{−a}), a ∈ A.
+
+    The terms P(j)/P(j_s) are carried as fixed-point integers with 256 fraction bits, the
+    lower bound rounded down and the upper bound up at every step, from the start j_s (the
+    larger of the mode and the first j whose loss may exceed ε) outwards; each direction
+    stops once a geometric bound of its remainder (the ratio P(j±1)/P(j) only shrinks
+    away from the mode, and every factor is at most 1) is below 2^-80 of the sum. P(j_s)
+    is enclosed by interval arithmetic (:func:`_log_factorial` for the binomial coefficient).
+    """
+    a_lo, a_hi = iv_endpoints(A)
     e_lo = iv_endpoints(e)[0]
     if a_hi == 0:
         return Fraction(0), Fraction(0)
-    # the loss (2j − m)a can exceed ε only when j > (ε/a_hi + m)/2
-    j0 = max(0, min(m, math.floor((e_lo / a_hi + m) / 2)))
-    prob = iv.mpf(math.comb(m, j0)) * p**j0 * r ** (m - j0)
-    total = iv.mpf(0)
-    for j in range(j0, m + 1):
-        total += prob * _clamp0(iv, -iv.expm1(e - (2 * j - m) * A))
-        if j == m:
-            break
-        ratio = iv.mpf(m - j) / (j + 1) * eA
-        rho = _upper(ratio)
-        lo_sum = iv_endpoints(total)[0]
-        if rho < 1 and lo_sum > 0:
-            tail = _upper(prob) * rho / (1 - rho)  # Σ_{i>j} P(i), each term at most P(i)
-            if tail <= lo_sum * _TAIL:
-                lo, hi = iv_endpoints(total)
-                return lo, hi + tail
-        prob = prob * ratio
-    return iv_endpoints(total)
-
-
-def _trinomial_recurrence_step(c_next: Any, c_k: Any, k: int, m: int, p: Any, r: Any, lam: Any) -> Any:
-    """c_{k−1} from c_{k+1} and c_k, for k >= 1, where c_s = P(Σ steps = s) for m steps in {+1, 0, −1}.
-
-    From z·f'·g = m·f·z·g' for f = g^m, g = p z + λ + r/z:
-    p(m−k+1)·c_{k−1} = r(m+k+1)·c_{k+1} + λ·k·c_k, all terms positive for k >= 1 (stable).
-    """
-    return (r * (m + k + 1) * c_next + lam * k * c_k) / (p * (m - k + 1))
-
-
-def _trinomial_tail_float(m: int, p: float, r: float, lam: float) -> np.ndarray:
-    """P(s) for s = 0..m in float64, by the downward recurrence with rescaling (no underflow of the path)."""
-    logs = np.full(m + 1, -np.inf)
-    scale = m * math.log(p)  # c_m = p^m, carried as 1 · e^scale
-    c_next, c_k = 0.0, 1.0
-    logs[m] = scale
-    for k in range(m, 0, -1):
-        c_prev = _trinomial_recurrence_step(c_next, c_k, k, m, p, r, lam)
-        c_next, c_k = c_k, c_prev
-        if c_k > 1e280:
-            c_next, c_k, scale = c_next / 1e280, c_k / 1e280, scale + math.log(1e280)
-        logs[k - 1] = math.log(c_k) + scale if c_k > 0 else -np.inf
-    return np.exp(logs)
-
-
-def _trinomial_terms(iv: Any, A: Any, m: int, t: int) -> tuple[list, list]:
-    """Intervals c_k = P(s = k) for k = 1..m (m steps in {+a, 0, −a}, a ∈ A) and suffix sums Σ_{j>=k} c_j.
-
-    Runs the positive-term recurrence of :func:`_trinomial_recurrence_step` down from
-    c_m = p^m. Independent of ε, so one run serves every δ(ε) of the search.
-    """
+    # for j <= j0 the loss (2j − m)a <= (2j0 − m)·a_hi <= ε: the factor is 0
+    j0 = max(-1, min(m, math.floor((e_lo / a_hi + m) / 2)))
+    if j0 >= m:
+        return Fraction(0), Fraction(0)
+    a_float = float(a_lo)
+    mode = min(m, math.floor((m + 1) / (1 + math.exp(-a_float)))) if a_float < 700 else m
+    js = max(j0 + 1, mode)
     eA = iv.exp(A)
-    p, r = eA / (eA + (t - 1)), 1 / (eA + (t - 1))
-    lam = (t - 2) * r
-    c: list = [iv.mpf(0)] * (m + 2)
-    c_next, c_k = iv.mpf(0), p**m
-    for k in range(m, 0, -1):
-        c[k] = c_k
-        if k > 1:
-            c_next, c_k = c_k, _trinomial_recurrence_step(c_next, c_k, k, m, p, r, lam)
-    suffix: list = [iv.mpf(0)] * (m + 2)
-    for k in range(m, 0, -1):
-        suffix[k] = suffix[k + 1] + c[k]
-    return c, suffix
+    log_p, log_r = -iv.log1p(1 / eA), -iv.log1p(eA)
+    log_c = _log_factorial(iv, m) - _log_factorial(iv, js) - _log_factorial(iv, m - js)
+    p_start = iv.exp(log_c + js * log_p + (m - js) * log_r)
+    E, Einv = _fixed(eA), _fixed(1 / eA)
+    down2, up2 = _fixed(1 / (eA * eA)), _fixed(eA * eA)  # g_{j+1} = g_j·e^{−2a}, g_{j−1} = g_j·e^{2a}
+    g_start = _float_start(iv.exp(e - (2 * js - m) * A))
+    f_lo, f_hi = _factor(g_start)
+    s_lo, s_hi = f_lo, f_hi  # T(js) = 1
+    tails = 0
+    # upwards: j = js+1, ..., stopping on a bounded remainder
+    t_lo, t_hi = MPZ(_ONE), MPZ(_ONE)
+    g = g_start
+    j = js
+    while j < m:
+        r_lo, r_hi = (m - j) * E[0] // (j + 1), _ceil_div((m - j) * E[1], j + 1)  # P(j+1)/P(j)
+        if r_hi < _ONE:
+            tail = _ceil_div(t_hi * r_hi, _ONE - r_hi)  # Σ_{i>j} T(i) <= T(j)·ρ/(1−ρ)
+            if tail << _REL_TAIL_BITS <= s_lo:
+                tails += tail
+                break
+        t_lo, t_hi = t_lo * r_lo >> _K, _ceil_div(t_hi * r_hi, _ONE)
+        g = _float_mul(g, down2)
+        f_lo, f_hi = _factor(g)
+        s_lo += t_lo * f_lo >> _K
+        s_hi += _ceil_div(t_hi * f_hi, _ONE)
+        j += 1
+    # downwards: j = js−1, ..., j0+1 (below j0+1 every factor is 0)
+    t_lo, t_hi = MPZ(_ONE), MPZ(_ONE)
+    g = g_start
+    j = js
+    while j - 1 > j0:
+        r_lo, r_hi = j * Einv[0] // (m - j + 1), _ceil_div(j * Einv[1], m - j + 1)  # P(j−1)/P(j)
+        if r_hi < _ONE:
+            tail = _ceil_div(t_hi * r_hi, _ONE - r_hi)  # Σ_{i<j} T(i) <= T(j)·ρ/(1−ρ)
+            if tail << _REL_TAIL_BITS <= s_lo:
+                tails += tail
+                break
+        t_lo, t_hi = t_lo * r_lo >> _K, _ceil_div(t_hi * r_hi, _ONE)
+        g = _float_mul(g, up2)
+        f_lo, f_hi = _factor(g)
+        s_lo += t_lo * f_lo >> _K
+        s_hi += _ceil_div(t_hi * f_hi, _ONE)
+        j -= 1
+    lo_p, hi_p = iv_endpoints(p_start)
+    return max(lo_p, Fraction(0)) * Fraction(int(s_lo), _ONE), hi_p * Fraction(int(s_hi + tails), _ONE)
 
 
-_FAR = 40  # a loss above ε + 40 has (1 − e^{ε−L}) in [1 − e^-40, 1], inside [1 − 2^-57, 1]
+_LOG_NEGLIGIBLE = -800.0  # e^-800 ≈ 1e-348: below float64's smallest subnormal
 
 
-def _trinomial_delta(iv: Any, A: Any, m: int, e: Any, c: list, suffix: list) -> tuple[Fraction, Fraction]:
-    """Enclosure of δ(ε) = Σ_k c_k (1 − e^{ε − kA})₊ from the terms of :func:`_trinomial_terms`.
+def _binomial_window(m: int, p: float, r: float, first: int) -> tuple[int, int]:
+    """The interval [lo, hi] ⊂ [first, m] of j with ln Bin(j; m, p) >= −800 (approximately; float64).
 
-    Terms whose loss may lie within 40 of ε are enclosed one by one; the rest, whose factor
-    is in [1 − e^-40, 1] ⊂ [1 − 2^-57, 1], are bounded together through their suffix sum.
+    The binomial pmf is log-concave, so the set is an interval around the mode; its two ends
+    are found by bisection. Returns an empty interval (lo > hi) when no j >= first qualifies.
     """
-    a_lo, a_hi = iv_endpoints(A)
-    e_lo, e_hi = iv_endpoints(e)
+    def logpmf(j: int) -> float:
+        return float(stats.binom.logpmf(m - j, m, r))
+
+    mode = min(m, max(0, math.floor((m + 1) * p)))
+    if mode < first:
+        if logpmf(first) < _LOG_NEGLIGIBLE:
+            return first, first - 1
+        lo_end, mode = first, first
+    else:
+        a, b = first, mode  # smallest j in [first, mode] that qualifies
+        while a < b:
+            mid = (a + b) // 2
+            if logpmf(mid) >= _LOG_NEGLIGIBLE:
+                b = mid
+            else:
+                a = mid + 1
+        lo_end = a
+    a, b = mode, m  # largest j in [mode, m] that qualifies
+    while a < b:
+        mid = (a + b + 1) // 2
+        if logpmf(mid) >= _LOG_NEGLIGIBLE:
+            a = mid
+        else:
+            b = mid - 1
+    return lo_end, a
+
+
+# ---------------------------------------------------------------------- t > 2: fixed-point recurrence
+#
+# c_k = P(s = k) for m i.i.d. steps in {+1, 0, −1} with probabilities (p, λ, r). From z·f'·g = m·f·z·g'
+# for f = g^m, g = p z + λ + r/z:  p(m−k+1)·c_{k−1} = r(m+k+1)·c_{k+1} + λ·k·c_k, so with r/p = e^{−a},
+# λ/p = (t−2)e^{−a}:  c_{k−1} = e^{−a}·[(m+k+1)·c_{k+1} + (t−2)·k·c_k] / (m−k+1), every term positive.
+# Two chains run it down from the exact start c_{m+1} = 0, c_m = p^m: one rounded down throughout
+# (with the lower end of e^{−a}), one rounded up; by positivity and monotonicity they enclose c_k.
+# Each chain is a pair of integers with a shared binary exponent, renormalised to about K bits.
+
+_CHECKPOINT = 1024  # the pass keeps both chains' state every this many k
+
+
+def _chain_step(x1: int, x0: int, k: int, m: int, t2: int, E: int, up: bool) -> int:
+    """One step of the recurrence: c_{k−1}·2^{−e} from (c_{k+1}, c_k)·2^{−e}, rounded down or up."""
+    num = ((m + k + 1) * x1 + t2 * k * x0) * E
+    den = (m - k + 1) << _K
+    return _ceil_div(num, den) if up else num // den
+
+
+def _normalise(x1: int, x0: int, e: int, up: bool) -> tuple[int, int, int]:
+    """Shift the pair so that x0 has about K bits (exact left shifts; right shifts round down or up)."""
+    shift = x0.bit_length() - _K
+    if shift > 64:
+        if up:
+            return -((-x1) >> shift), -((-x0) >> shift), e + shift
+        return x1 >> shift, x0 >> shift, e + shift
+    if shift < -64 and x0 > 0:
+        return x1 << -shift, x0 << -shift, e + shift
+    return x1, x0, e
+
+
+def _bf_value(x: int, e: int) -> float:
+    """x·2^e as a float (rounded to nearest, 0 on underflow)."""
+    sh = max(0, x.bit_length() - 64)
+    return math.ldexp(float(x >> sh), e + sh)
+
+
+def _bf_add(acc: tuple[int, int], x: int, e: int, up: bool) -> tuple[int, int]:
+    """acc + x·2^e with acc = (integer, exponent), rounded down or up, acc kept to about K bits."""
+    s, es = acc
+    if s == 0:
+        s, es = x, e
+    elif e >= es:
+        s += x << (e - es)
+    else:
+        s += -((-x) >> (es - e)) if up else x >> (es - e)  # Python's >> floors; no huge powers
+    shift = s.bit_length() - _K - 64
+    if shift > 0:
+        s, es = (-((-s) >> shift) if up else s >> shift), es + shift
+    return s, es
+
+
+@dataclasses.dataclass
+class _TrinomialPass:
+    """What one pass of the recurrence over k = m..1 leaves behind (independent of ε).
+
+    ``checkpoints``: (k, lower chain (x1, x0, e), upper chain) from k = m downwards every 1024
+    steps. ``ks``, ``probs``: the k (ascending) with c_k > 2^-1100 and c_k in float64 (from the
+    upper chain; for the float path only).
+    """
+
+    checkpoints: list
+    ks: np.ndarray
+    probs: np.ndarray
+
+
+def _trinomial_pass(iv: Any, A: Any, m: int, t: int) -> _TrinomialPass:
+    """Run both chains from k = m down to 1 (inlined :func:`_chain_step` and :func:`_normalise`)."""
+    eA = iv.exp(A)
+    E_lo, E_hi = _fixed(1 / eA)
+    x0_lo, x0_hi, e_lo = _float_start((eA / (eA + (t - 1))) ** m)  # c_m = p^m
+    x1_lo = x1_hi = MPZ(0)
+    e_hi = e_lo
+    t2 = t - 2
+    lo_bits, hi_bits = _K - 64, _K + 64
+    checkpoints, ks, probs = [], [], []
+    for k in range(m, 0, -1):
+        if (m - k) % _CHECKPOINT == 0:
+            checkpoints.append((k, (x1_lo, x0_lo, e_lo), (x1_hi, x0_hi, e_hi)))
+        if x0_hi.bit_length() + e_hi > -1100:
+            ks.append(k)
+            probs.append(_bf_value(x0_hi, e_hi))
+        if k == 1:
+            break
+        den = (m - k + 1) << _K
+        x1_lo, x0_lo = x0_lo, ((m + k + 1) * x1_lo + t2 * k * x0_lo) * E_lo // den
+        x1_hi, x0_hi = x0_hi, -((-((m + k + 1) * x1_hi + t2 * k * x0_hi) * E_hi) // den)
+        bits = x0_hi.bit_length()
+        if bits > hi_bits:
+            s = bits - _K
+            x1_lo, x0_lo, e_lo = x1_lo >> s, x0_lo >> s, e_lo + s
+            x1_hi, x0_hi, e_hi = -((-x1_hi) >> s), -((-x0_hi) >> s), e_hi + s
+        elif bits < lo_bits and x0_hi > 0:
+            s = _K - bits
+            x1_lo, x0_lo, e_lo = x1_lo << s, x0_lo << s, e_lo - s
+            x1_hi, x0_hi, e_hi = x1_hi << s, x0_hi << s, e_hi - s
+    return _TrinomialPass(checkpoints, np.array(ks[::-1], dtype=np.int64), np.array(probs[::-1]))
+
+
+def _chernoff(iv: Any, A: Any, m: int, t: int, k: int, above: bool) -> Fraction:
+    """An upper bound of P(s >= k) (``above``) or of P(s <= k): (p·x + λ + r/x)^m · x^{−k} (Chernoff).
+
+    E[x^s] = (p·x + λ + r/x)^m, and x^{s−k} >= 1 on the event for x >= 1 (above) or x <= 1
+    (below). x is the float64 minimiser (any such x gives a valid bound); the bound is
+    evaluated by interval arithmetic and returned as its upper end (1 when no x helps).
+    """
+    if (k > m and above) or (k < -m and not above):
+        return Fraction(0)
+    a = float(iv_endpoints(A)[0])
+    if a > 700 or (k <= -m and above) or (k >= m and not above):
+        return Fraction(1)
+    r = math.exp(-a) / (1 + (t - 1) * math.exp(-a))
+    p, lam = 1 / (1 + (t - 1) * math.exp(-a)), (t - 2) * r
+    if k >= m:
+        x = 2.0 ** 20
+    else:  # the minimiser solves p(m−k)x² − kλx − r(m+k) = 0
+        x = (k * lam + math.sqrt((k * lam) ** 2 + 4 * p * (m - k) * r * (m + k))) / (2 * p * (m - k))
+    if math.isinf(x) or not (x > 1 if above else 0 < x < 1):
+        return Fraction(1)
+    eA = iv.exp(A)
+    P, R = eA / (eA + (t - 1)), 1 / (eA + (t - 1))
+    X = iv.mpf(x)
+    bound = iv.exp(m * iv.log(P * X + (t - 2) * R + R / X) - k * iv.log(X))
+    return min(Fraction(1), iv_endpoints(bound)[1])
+
+
+def _trinomial_delta(iv: Any, A: Any, m: int, t: int, e: Any, run: _TrinomialPass,
+                     tolerance: Fraction) -> tuple[Fraction, Fraction]:
+    """Enclosure of δ(ε) = Σ_{k>=1} c_k (1 − e^{ε − k·a})₊, a ∈ A.
+
+    Starts both chains at the lowest checkpoint whose remainder Σ_{j>k} c_j has a Chernoff
+    bound of at most ``tolerance`` (the top one, k = m, has none), but not below the first k
+    whose loss may exceed ε, and runs them down to that k, or until the Chernoff bound of
+    the terms below is at most ``tolerance``; the remainders' bounds are added to the upper
+    bound.
+    """
+    a_hi = iv_endpoints(A)[1]
+    e_lo = iv_endpoints(e)[0]
     if a_hi == 0:
         return Fraction(0), Fraction(0)
-    s0 = max(1, math.floor(e_lo / a_hi))
-    far = m + 1 if a_lo <= 0 else min(m + 1, max(s0, math.ceil((e_hi + _FAR) / a_lo)))
-    total = iv.mpf(0)
-    for k in range(s0, far):
-        total += c[k] * _clamp0(iv, -iv.expm1(e - k * A))
-    if far <= m:
-        total += suffix[far] * (1 - iv.mpf([0.0, 2.0**-57]))
-    return iv_endpoints(total)
+    first = math.floor(e_lo / a_hi) + 1  # k·a <= k·a_hi <= ε below it: factor 0
+    if first > m:
+        return Fraction(0), Fraction(0)
+    cps = [cp for cp in run.checkpoints if cp[0] >= first]  # descending k; the first is k = m
+    good, bad = 0, len(cps)  # the remainder bound above cps[i] shrinks with k: bisect for the lowest good one
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if _chernoff(iv, A, m, t, cps[mid][0] + 1, above=True) <= tolerance:
+            good = mid
+        else:
+            bad = mid
+    k, lo, hi = cps[good]
+    rest = _chernoff(iv, A, m, t, k + 1, above=True)
+    top = k
+    eA = iv.exp(A)
+    E = _fixed(1 / eA)
+    up1 = _fixed(eA)
+    g = _float_start(iv.exp(e - k * A))  # e^{ε − k·a}, times e^a per step down
+    t2 = t - 2
+    s_lo, s_hi = (0, 0), (0, 0)
+    while True:
+        f_lo, f_hi = _factor(g)
+        s_lo = _bf_add(s_lo, lo[1] * f_lo >> _K, lo[2], up=False)
+        s_hi = _bf_add(s_hi, _ceil_div(hi[1] * f_hi, _ONE), hi[2], up=True)
+        if k == first or k == 1:
+            break
+        if (top - k) % _CHECKPOINT == 0:  # the terms below k: at most P(s <= k − 1)
+            below = _chernoff(iv, A, m, t, k - 1, above=False)
+            if below <= tolerance:
+                rest += below
+                break
+        x1, x0, ex = lo
+        lo = _normalise(x0, _chain_step(x1, x0, k, m, t2, E[0], up=False), ex, up=False)
+        x1, x0, ex = hi
+        hi = _normalise(x0, _chain_step(x1, x0, k, m, t2, E[1], up=True), ex, up=True)
+        g = _float_mul(g, up1)
+        k -= 1
+    two = Fraction(2)
+    return (Fraction(int(s_lo[0])) * two ** s_lo[1],
+            Fraction(int(s_hi[0])) * two ** s_hi[1] + rest)
