@@ -72,25 +72,59 @@ def draw_tally(sampler: Sampler, x: Any, n: int, chunk: int = DEFAULT_CHUNK,
     return counts
 
 
+def _draw_chunk(task: tuple) -> Counter:
+    """One chunk of an audit: ``k`` outputs of the sampler on ``x``, under the chunk's own seeded source if any."""
+    fn, x, k, seed = task
+    if seed is None:
+        out = fn(x, k)
+    else:
+        from vetdp.sampling.sources import SeededSource, use_source
+
+        with use_source(SeededSource(seed)):
+            out = fn(x, k)
+    if len(out) != k:
+        raise ValueError(f"the sampler returned {len(out)} outputs for n={k}; it must return exactly n")
+    return tally(out)
+
+
 def run_audit(sampler: Any, inputs: Sequence[Any], epsilon: float, delta: float = 0.0, samples: int = 100_000,
               beta: float = 0.05, statistics: Callable[[Any, Any], list[Statistic]] | None = None,
-              chunk: int = DEFAULT_CHUNK, progress: Callable[[int], None] | None = None) -> AuditResult:
+              chunk: int = DEFAULT_CHUNK, progress: Callable[[int], None] | None = None,
+              seed: int | str | None = None, runner: Any = None) -> AuditResult:
     """Audit a sampler on candidate ``inputs`` (two neighbours, or more to search over pairs).
 
     ``samples`` outputs are drawn per input: a quarter rank the outputs, a quarter choose
     the pair and the event, the other half bounds the loss. Guarantee: the reported lower bound exceeds the
     true ε (for the chosen pair) with probability at most ``beta``. Randomness comes from
-    the sampler (vetdp mechanisms read the current vetdp source).
+    the sampler (vetdp mechanisms read the current vetdp source); with ``seed``, each chunk of
+    ``chunk`` samples reads its own seeded source (:func:`vetdp.distributed.chunk_seed`), so the
+    result is reproducible and the same wherever the chunks run. ``runner`` (a
+    :class:`vetdp.distributed.TaskRunner`, default serial) says where they run.
     """
+    from vetdp.distributed import SerialRunner, chunk_seed
+
     fn = as_sampler(sampler)
     n = check_int("samples", samples, lo=4)
+    check_int("chunk", chunk, lo=1)
     if len(inputs) < 2:
         raise ValueError(f"inputs must hold at least two candidate inputs, got {len(inputs)}")
     n_rank = n // 4
     n_choose = n // 2 - n_rank
     n_test = n - n_rank - n_choose
-    rank = [draw_tally(fn, x, n_rank, chunk, progress) for x in inputs]
-    choose = [draw_tally(fn, x, n_choose, chunk, progress) for x in inputs]
-    test = [draw_tally(fn, x, n_test, chunk, progress) for x in inputs]
+    tasks, owners = [], []
+    for phase, size in enumerate((n_rank, n_choose, n_test)):
+        for i, x in enumerate(inputs):
+            for j, start in enumerate(range(0, size, chunk)):
+                k = min(chunk, size - start)
+                tasks.append((fn, x, k, None if seed is None else chunk_seed(seed, "audit", phase, i, j)))
+                owners.append((phase, i))
+    sizes = [t[2] for t in tasks]
+    done = iter(sizes)
+    counts = (runner or SerialRunner()).map(_draw_chunk, tasks,
+                                            progress=None if progress is None else lambda _: progress(next(done)))
+    tallies = [[Counter() for _ in inputs] for _ in range(3)]
+    for (phase, i), c in zip(owners, counts, strict=True):
+        tallies[phase][i].update(c)
+    rank, choose, test = tallies
     return audit_tallies(rank, choose, test, list(inputs), n_rank, n_choose, n_test, epsilon, delta, beta,
                          statistics)

@@ -90,26 +90,33 @@ def _defaults(ctor: Any) -> dict[str, Any]:
 @click.option("--epsilon", type=Real(0, None), help="Claimed ε in [0, inf) (default with a Measurement: its map(1)).")
 @click.option("--delta", type=click.FloatRange(0, 1, max_open=True), default=0.0, show_default=True,
               help="Claimed δ (for an (ε, δ) claim).")
-@click.option("--samples", type=Integer(4, 5 * 10**7, why="the samples of each input are held in memory"),
+@click.option("--samples", type=Integer(4, 10**12, why="at 10^7 samples/s that is over a day per input"),
               default=100_000, show_default=True,
-              help="Samples per input: 1/4 rank events, 1/4 choose one, 1/2 bound it.")
+              help="Samples per input: 1/4 rank events, 1/4 choose one, 1/2 bound it (drawn in chunks of "
+                   "50000; memory holds one chunk and the tallies).")
 @click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="The bound holds with confidence 1 - beta.")
-@click.option("--seed", type=int, help="Draw vetdp randomness from a seeded source (reproducible; not for "
-              "production). Code outside vetdp (e.g. OpenDP) ignores it.")
+@click.option("--seed", type=int, help="Draw vetdp randomness from seeded sources, one per chunk of samples "
+              "(reproducible, also with --workers; not for production). Code outside vetdp (e.g. OpenDP) ignores it.")
+@click.option("--workers", type=Integer(1, 1024), default=None,
+              help="Draw the chunks on a local Dask cluster of N worker processes (extra vetdp[dask]).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Draw the chunks on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (docs/dask.md).")
 @report_options
 def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | None, impl_ref: str | None,
           x_text: str | None, xp_text: str | None, inputs_text: str | None, epsilon: float | None, delta: float,
-          samples: int, beta: float, seed: int | None, json_path: str | None, junit_path: str | None,
-          markdown_path: str | None) -> None:
+          samples: int, beta: float, seed: int | None, workers: int | None, scheduler: str | None,
+          json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Audit a sampler: lower-bound its ε with confidence 1 − β; exit 0 pass, 1 violation, 2 error.
 
     A violation is reported only when the lower bound exceeds the claimed ε.
     """
     from vetdp.audit.driver import as_sampler, run_audit
     from vetdp.core.measurement import Measurement
-    from vetdp.sampling import SeededSource, use_source
+    from vetdp.distributed import task_runner
 
+    if workers is not None and scheduler is not None:
+        raise click.UsageError("give --workers N or --scheduler ADDRESS, not both")
     if (sampler_ref is None) == (mechanism is None):
         raise click.UsageError("give exactly one of --sampler MODULE:ATTR and --mechanism NAME")
     params = _json_arg("--params", params_text) or {}
@@ -156,7 +163,8 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
     options = [("--sampler", sampler_ref), ("--mechanism", mechanism), ("--params", params_text),
                ("--impl", impl_ref), ("--x", x_text), ("--x-prime", xp_text), ("--inputs", inputs_text),
                ("--epsilon", repr(epsilon)), ("--delta", repr(delta) if delta else None), ("--samples", str(samples)),
-               ("--beta", repr(beta)), ("--seed", None if seed is None else str(seed))]
+               ("--beta", repr(beta)), ("--seed", None if seed is None else str(seed)),
+               ("--workers", None if workers is None else str(workers)), ("--scheduler", scheduler)]
     command = "vetdp audit " + shlex.join([t for name, value in options if value is not None for t in (name, value)])
     err = Console(stderr=True)
     t0 = time.perf_counter()
@@ -164,14 +172,11 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
         with Progress(TextColumn("sampling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
                       transient=True, disable=not err.is_terminal) as progress:
             task = progress.add_task("sampling", total=samples * len(inputs))
-            source = SeededSource(seed) if seed is not None else None
-            if source is not None:
-                with use_source(source):
-                    r = run_audit(target, inputs, epsilon, delta, samples, beta,
-                                  progress=lambda k: progress.advance(task, k))
-            else:
+            with task_runner(workers, scheduler) as runner:
                 r = run_audit(target, inputs, epsilon, delta, samples, beta,
-                              progress=lambda k: progress.advance(task, k))
+                              progress=lambda k: progress.advance(task, k), seed=seed, runner=runner)
+    except ImportError as e:
+        raise click.UsageError(str(e)) from None
     except (ValueError, TypeError) as e:
         raise click.UsageError(str(e)) from None
     except Exception as e:  # noqa: BLE001 - the sampler failed: an engine error, exit 2
