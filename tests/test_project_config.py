@@ -102,6 +102,14 @@ def test_a_table_without_specs_says_what_to_add(tmp_path):
     assert result.exit_code == 2 and "declares no specs" in result.output and "specs = [" in result.output
 
 
+@pytest.mark.parametrize("argv", [["verify", "randomized_response"], ["proofs", "status"]])
+def test_every_command_meeting_a_project_without_specs_exits_2_not_1(tmp_path, argv):
+    # exit 1 means "violation found"; a project that cannot be used is a usage error
+    write(tmp_path, 'proofs = "proofs"\n')
+    result = CliRunner().invoke(main, ["--project", str(tmp_path), *argv])
+    assert result.exit_code == 2 and "declares no specs" in result.output, result.output
+
+
 def test_a_spec_module_that_cannot_be_imported_is_a_usage_error(tmp_path):
     write(tmp_path, 'specs = ["no_such_module_xyz"]\n')
     result = invoke("check", "--project", str(tmp_path))

@@ -124,7 +124,20 @@ def write_output(option: str, path: str, text: str) -> None:
         raise click.UsageError(f"{option}={path!r}: cannot write: {e.strerror or e}") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The root group: a malformed or unusable ``[tool.vetdp]`` project, met by any subcommand, is a usage
+    error (exit 2) with its message, never a traceback that exits 1 like a violation."""
+
+    def invoke(self, ctx: click.Context):
+        from vetdp.project import ProjectError
+
+        try:
+            return super().invoke(ctx)
+        except ProjectError as e:
+            raise click.UsageError(str(e), ctx=ctx) from None
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="vetdp")
 @click.option("--project", "project_dir", type=click.Path(exists=True), default=None,
               help="Run in the project of DIR/pyproject.toml ([tool.vetdp]) instead of the nearest one upward from "
