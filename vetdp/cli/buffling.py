@@ -294,30 +294,46 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         if n_simu < 10:
             raise click.BadParameter(f"{n_simu} must be 0 (no simulation) or >= 10", param_hint="--simulate")
         _check_simulation("--simulate", n_pub, n_simu)
+    from vetdp.buffling.logo_counts import conditional_epsilon, exact_epsilon, exact_is_cheap
+
     err = Console(stderr=True)
+    half = flip_prob == 0.5  # every bit is a fair coin whatever the input: the output law does not depend on it
     with err.status("certified grid laws ...") if err.is_terminal else _nothing():
         dist = _run(lambda: many_bf_distribution(n_pub, n_bit, flip_prob, grid_bits=grid_bits, r_cap=r_cap))
         e = _run(lambda: many_bf_epsilon(dist, delta))
-    half = flip_prob == 0.5  # every bit is a fair coin whatever the input: the output law does not depend on it
-    table = Table(title=f"k={n_pub} m={n_bit} p={flip_prob} δ={delta:g} ({dist.method})")
+    # the hockey-stick row, finer where it fits: exact enumeration of logo counts, else conditioning
+    hockey, hockey_method = (e.hockey_lower, e.hockey_upper), dist.method
+    if not half:
+        with err.status("exact / conditional ε(δ) ...") if err.is_terminal else _nothing():
+            if exact_is_cheap(n_pub, n_bit):
+                x = _run(lambda: exact_epsilon(n_pub, n_bit, flip_prob, delta))
+                finer = (x.lower, x.upper, f"exact enumeration of {x.outcomes} logo counts")
+            else:
+                c = _run(lambda: conditional_epsilon(n_pub, n_bit, flip_prob, delta))
+                finer = None if c is None else (c.lower, c.upper, f"conditional ({c.work} prefixes)")
+        if finer is not None:  # both brackets are certified: keep their intersection
+            hockey = (max(hockey[0], finer[0]), min(hockey[1], finer[1]))
+            hockey_method = finer[2]
+    table = Table(title=f"k={n_pub} m={n_bit} p={flip_prob} δ={delta:g} (hockey-stick: {hockey_method}; "
+                        f"quantile rules: {dist.method})")
     for col in ("statement", "ε lower", "ε upper", "valid (ε, δ)-DP?"):
         table.add_column(col)
-    width = e.hockey_upper - e.hockey_lower
+    width = hockey[1] - hockey[0]
     lit_lo, lit_hi = e.literal_quantile_lower, e.literal_quantile_upper
     if half:
         exact = "yes: ε = 0 exactly (at flip_prob = 1/2 the output does not depend on the input)"
         for statement in ("hockey-stick δ(ε) <= δ", "quantile rule, both losses", "quantile rule as printed"):
             table.add_row(statement, "0", "0", exact)
     else:
-        if width <= 1e-3 * max(e.hockey_upper, 1e-300):
+        if width <= 1e-3 * max(hockey[1], 1e-300):
             verdict = f"yes (tight: bracket width {width:.2g})"
         else:
             verdict = (f"yes (upper bound; bracket width {width:.2g} is not tight at this grid: raise --grid-bits "
                        "or --r-cap)")
-        table.add_row("hockey-stick δ(ε) <= δ", f"{e.hockey_lower:.6g}", f"{e.hockey_upper:.6g}", verdict)
+        table.add_row("hockey-stick δ(ε) <= δ", f"{hockey[0]:.10g}", f"{hockey[1]:.10g}", verdict)
         table.add_row("quantile rule, both losses", f"{e.quantile_lower:.6g}", f"{e.quantile_upper:.6g}",
                       "yes (probabilistic DP ⇒ DP), looser")
-        lit_note = "no" if lit_hi < e.hockey_lower else "not in general"
+        lit_note = "no" if lit_hi < hockey[0] else "not in general"
         if lit_lo < 0 or lit_hi < 0:
             lit_note += "; the rule's value is negative, shown clamped at 0 (no ε is negative)"
         table.add_row("quantile rule as printed", f"{max(lit_lo, 0.0):.6g}", f"{max(lit_hi, 0.0):.6g}", lit_note)
@@ -333,8 +349,8 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
     _write_json(json_path, "privacy", {
         "parameters": {"n_pub": n_pub, "n_bit": n_bit, "flip_prob": flip_prob, "delta": delta,
                        "grid_bits": grid_bits, "r_cap": r_cap},
-        "method": dist.method, "epsilon_exact": 0.0 if half else None,
-        "hockey": [e.hockey_lower, e.hockey_upper], "quantile": [e.quantile_lower, e.quantile_upper],
+        "method": dist.method, "hockey_method": hockey_method, "epsilon_exact": 0.0 if half else None,
+        "hockey": list(hockey), "quantile": [e.quantile_lower, e.quantile_upper],
         "literal_quantile": [_fin(e.literal_quantile_lower), _fin(e.literal_quantile_upper)],
         "literal_quantile_clamped": [_fin(max(lit_lo, 0.0)), _fin(max(lit_hi, 0.0))],
         "montecarlo": None if mc is None else {"epsilon": mc.epsilon, "ci": [_fin(x) for x in mc.epsilon_ci],
