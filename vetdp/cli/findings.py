@@ -1,0 +1,229 @@
+"""``vetdp findings``: list the registered third-party findings, run the commands that reproduce them, and say
+which are still present against the installed library versions (registry format: :mod:`vetdp.findings`)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vetdp.cli import ExitCode, output_path, write_output
+from vetdp.engine.registry import glob_matches
+from vetdp.findings import (
+    Outcome,
+    RegistryError,
+    Status,
+    evaluate,
+    load_registry,
+    unregistered_sections,
+    verdicts_to_json,
+)
+
+__all__ = ["findings", "run_command", "run_in_process"]
+
+_STYLE = {"present": "green", "partly fixed": "yellow", "fixed": "bold yellow", "library not installed": "dim",
+          "command failed": "bold red", "not run": "dim", "no command": "yellow"}
+
+
+def _read(exit_code: int, report: Path, output: str, seconds: float) -> Outcome:
+    """The outcome of a command that has finished: its JSON report when it exited 0 or 1 and wrote one."""
+    tail = "\n".join(output.strip().splitlines()[-3:])
+    if exit_code not in (0, 1):
+        return Outcome(exit_code, None, f"exit code {exit_code}: {tail}", seconds)
+    try:
+        doc = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        return Outcome(exit_code, None, f"exit code {exit_code} but no readable JSON report ({type(e).__name__}); "
+                       f"its last output: {tail}", seconds)
+    return Outcome(exit_code, doc, "", seconds)
+
+
+def run_command(argv: Sequence[str], *, project_root: Path | None = None, timeout: float = 600.0) -> Outcome:
+    """Run ``vetdp ARGV --json TMP`` in a fresh interpreter (isolated: its own modules, global state and time-out;
+    ``-P`` keeps a source tree in the working directory from shadowing the installed vetdp) and read its report."""
+    with tempfile.TemporaryDirectory(prefix="vetdp-findings-") as tmp:
+        report = Path(tmp) / "report.json"
+        prefix = ["--project", str(project_root)] if project_root is not None else []
+        cmd = [sys.executable, "-P", "-c", "from vetdp.cli import main; main(prog_name='vetdp')", *prefix,
+               *argv, "--json", str(report)]
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return Outcome(-1, None, f"timed out after {timeout:g} s", time.perf_counter() - t0)
+        return _read(proc.returncode, report, proc.stderr or proc.stdout or "", time.perf_counter() - t0)
+
+
+def run_in_process(argv: Sequence[str], *, project_root: Path | None = None) -> Outcome:
+    """Run ``vetdp ARGV --json TMP`` in this interpreter and read its report: the same exit codes as
+    :func:`run_command` (a usage error 2, an escaped exception reported as a failure), without its start-up cost,
+    but also without its isolation and time-out."""
+    from vetdp.cli import main
+
+    with tempfile.TemporaryDirectory(prefix="vetdp-findings-") as tmp:
+        report = Path(tmp) / "report.json"
+        args = [*(["--project", str(project_root)] if project_root is not None else []), *argv, "--json", str(report)]
+        output, saved_argv = io.StringIO(), sys.argv
+        t0 = time.perf_counter()
+        sys.argv = ["vetdp", *args]  # commands record their own command line from sys.argv
+        try:
+            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+                code = main.main(args=args, prog_name="vetdp", standalone_mode=False)
+            code = code if isinstance(code, int) else 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except click.ClickException as e:
+            e.show(file=output)
+            code = e.exit_code
+        except click.exceptions.Abort:
+            code = 1
+        except Exception as e:  # noqa: BLE001 - the command crashed: a failure, never a report
+            return Outcome(2, None, f"the command raised {type(e).__name__}: {e}", time.perf_counter() - t0)
+        finally:
+            sys.argv = saved_argv
+        return _read(code, report, output.getvalue(), time.perf_counter() - t0)
+
+
+def _registries(paths: tuple[str, ...]) -> list[Path]:
+    """``--registry`` files, else the active project's ``<proofs>/findings/findings.toml``; a usage error when
+    there is none."""
+    from vetdp.findings import REGISTRY_NAME, default_registry
+    from vetdp.project import ProjectError, active_project
+
+    if paths:
+        return [Path(p) for p in paths]
+    try:
+        project = active_project()
+    except ProjectError as e:
+        raise click.UsageError(str(e)) from None
+    found = default_registry(project.proofs_dir)
+    if found is None:
+        where = f"{project.proofs_dir}/findings/{REGISTRY_NAME}" if project.proofs_dir else \
+            f"<proofs>/findings/{REGISTRY_NAME} (the project declares no proofs folder)"
+        raise click.UsageError(f"no findings registry: {where} does not exist; create it or pass --registry FILE")
+    return [found]
+
+
+def _table(verdicts: list, out: Console) -> None:
+    table = Table(title="vetdp findings", show_lines=True)
+    for name in ("finding", "library", "status", "command", "title"):
+        table.add_column(name, overflow="fold")
+    for v in verdicts:
+        f = v.finding
+        versions = []
+        for (name, found_in), now in zip(f.libraries, v.installed, strict=True):
+            versions.append(f"{name} {now or '(not installed)'}" + (f" (found in {found_in})" if now and now !=
+                                                                     found_in else ""))
+        commands = "\n".join(c.text for c in f.commands) or f"none: {f.no_command}"
+        table.add_row(escape(f.id), escape("\n".join(versions)),
+                      f"[{_STYLE[v.status.value]}]{escape(v.status.value)}[/]", escape(commands),
+                      escape(f"{f.title} ({f.where})"))
+    out.print(table)
+
+
+@click.command()
+@click.option("--run", "run", is_flag=True,
+              help="Run every finding's commands and report which findings are still present (exit 0, or 2 when a "
+                   "command fails).")
+@click.option("--check", is_flag=True,
+              help="As --run, for a CI gate: exit 1 when a finding is fixed or partly fixed (no longer reported), "
+                   "2 when a command fails, nothing ran, or a documented finding has no registry entry.")
+@click.option("--require-installed", is_flag=True,
+              help="A finding whose library is not installed is an error (exit 2) instead of being skipped.")
+@click.option("--registry", "registry_paths", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A findings registry (TOML) to read instead of the project's <proofs>/findings/findings.toml; "
+                   "may be repeated.")
+@click.option("-k", "pattern", help="Only the findings whose id contains PATTERN (or matches the glob).")
+@click.option("--timeout", type=click.FloatRange(1, 86_400), default=600.0, show_default=True,
+              help="Seconds one command may take before it is reported as failed.")
+@click.option("--in-process", is_flag=True,
+              help="Run the commands in this interpreter: faster (no start-up per command), but without isolation "
+                   "and without --timeout. Default: each in a fresh interpreter.")
+@output_path("--json", "json_path", help="Write a JSON report (schema_version 1) to this file.")
+def findings(run: bool, check: bool, require_installed: bool, registry_paths: tuple[str, ...], pattern: str | None,
+             timeout: float, in_process: bool, json_path: str | None) -> None:
+    """List the registered third-party findings; with --run or --check, run the command that reproduces each.
+
+    A finding is 'present' when its command still reports it, 'fixed' when the command ran and no longer does
+    (an upstream fix shows here), 'library not installed' when skipped. Exit 0 when listing; with --check, 1 when
+    a finding is no longer reported, 2 on an error.
+    """
+    from vetdp.project import active_project
+
+    if pattern is not None and not pattern.strip():
+        raise click.BadParameter(f"-k={pattern!r} must be a non-empty id or glob, e.g. -k opendp", param_hint="-k")
+    out, err = Console(), Console(stderr=True)
+    if json_path == "-":
+        out = Console(stderr=True)
+    if not out.is_terminal:
+        out = Console(width=200, stderr=out.stderr)
+    registries = _registries(registry_paths)
+    try:
+        registered = [f for path in registries for f in load_registry(path)]
+    except RegistryError as e:
+        raise click.UsageError(f"malformed findings registry: {e}") from None
+    seen: dict[str, Path] = {}
+    for f in registered:
+        if f.id in seen:
+            raise click.UsageError(f"finding id {f.id!r} is registered in both {seen[f.id]} and {f.registry}")
+        seen[f.id] = f.registry
+    folders = sorted({p.resolve().parent for p in registries})
+    unregistered = [str(folder / m) for folder in folders
+                    for m in unregistered_sections([f for f in registered if f.registry.parent == folder], folder)]
+    selected = [f for f in registered if pattern is None or pattern in f.id or glob_matches(pattern, f.id)]
+    if not selected:
+        raise click.UsageError(f"-k {pattern!r} selects no finding; ids: {', '.join(f.id for f in registered)}")
+    project = active_project() if (run or check) else None
+    root = None if project is None or project.bundled else project.root
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as progress:
+        total = len({c.argv for f in selected for c in f.commands})
+        task = progress.add_task("findings", total=total)
+
+        def runner(argv: tuple[str, ...]):
+            progress.update(task, description=escape(("vetdp " + " ".join(argv))[:100]))
+            outcome = (run_in_process(argv, project_root=root) if in_process else
+                       run_command(argv, project_root=root, timeout=timeout))
+            progress.advance(task)
+            return outcome
+
+        verdicts = evaluate(selected, runner if project is not None else None)
+    _table(verdicts, out)
+    for v in verdicts:
+        if v.status in (Status.FIXED, Status.PARTIAL, Status.FAILED, Status.NO_COMMAND):
+            out.print(f"[{_STYLE[v.status.value]}]{escape(v.finding.id)}: {escape(v.status.value)}[/]: "
+                      f"{escape(v.detail)}")
+    for where in unregistered:
+        out.print(f"[bold red]unregistered finding[/]: {escape(where)} has no entry in the findings registry")
+    counts = {s: sum(v.status is s for v in verdicts) for s in Status}
+    out.print(", ".join(f"{n} {s.value}" for s, n in counts.items() if n))
+    if json_path:
+        write_output("--json", json_path, verdicts_to_json(verdicts, "vetdp " + " ".join(sys.argv[1:]),
+                                                           unregistered))
+    code = ExitCode.OK
+    if counts[Status.FAILED]:
+        code = ExitCode.ERROR
+    if check:
+        if counts[Status.FIXED] or counts[Status.PARTIAL]:
+            code = max(code, ExitCode.VIOLATION)
+        ran = len(verdicts) - counts[Status.NOT_INSTALLED] - counts[Status.NO_COMMAND]
+        if unregistered or ran == 0 or (require_installed and counts[Status.NOT_INSTALLED]):
+            if ran == 0:
+                click.echo("error: no finding was run (a library is missing or no command is registered for "
+                           "every selected finding)", err=True)
+            code = ExitCode.ERROR
+    elif require_installed and counts[Status.NOT_INSTALLED]:
+        code = ExitCode.ERROR
+    sys.exit(int(code))

@@ -1,0 +1,145 @@
+"""``vetdp vet``: vet someone else's code against exact truths. ``vetdp vet accountant`` asks an accountant a
+battery of composition questions whose answers vetdp knows with certainty.
+
+Examples::
+
+    vetdp vet accountant dp_accounting --quick
+    vetdp vet accountant autodp --json out/autodp.json --markdown out/autodp.md
+    vetdp vet accountant mypkg.acct:MyAccountant --entry-point 'PLD*'
+
+Exit codes: 0 no violation; 1 at least one answer below the exact lower bound; 2 bad usage, an accountant that
+cannot be loaded, an engine failure, or nothing checked (no question asked, or every answer an error). A library
+exception on some questions is an "error" row: reported, and it does not by itself change the exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vetdp.cli import ExitCode, Real, write_output
+from vetdp.cli.check import report_options
+
+__all__ = ["vet", "accountant"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def vet() -> None:
+    """Vet code written elsewhere (an accountant, ...) against exact truths."""
+
+
+@vet.command()
+@click.argument("name")
+@click.option("--quick", is_flag=True, help="A subset that runs in seconds (every kind, both directions, a mixture).")
+@click.option("--entry-point", "entry_glob", default=None,
+              help="Only entry points whose name matches this glob or contains this text (none selected: exit 2).")
+@click.option("--tight", type=Real(1, None), default=1.01, show_default=True,
+              help="An answer above the exact value by more than this factor is reported as loose.")
+@click.option("--show", type=click.Choice(["problems", "all"]), default="problems", show_default=True,
+              help="Rows printed on the terminal: violations and errors, or every row.")
+@report_options
+def accountant(name: str, quick: bool, entry_glob: str | None, tight: float, show: str, json_path: str | None,
+               junit_path: str | None, markdown_path: str | None) -> None:
+    """Ask accountant NAME (dp_accounting, autodp, prv_accountant, or MODULE:ATTR) the composition battery.
+
+    Every answer is set against vetdp's certified exact bracket: below it is a violation (exit 1), above it by
+    more than --tight is loose (with its ratio), a library exception is an error row.
+    """
+    from vetdp.accounting.accountants import AccountantLoadError, load_accountant
+    from vetdp.accounting.accountants import report as rep
+    from vetdp.accounting.battery import full_battery, quick_battery, run_battery
+
+    try:
+        suite = load_accountant(name)
+    except AccountantLoadError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(int(ExitCode.ERROR))
+    if entry_glob is not None and not any(_selects(entry_glob, ep.name) for ep in suite.entry_points):
+        names = ", ".join(ep.name for ep in suite.entry_points)
+        raise click.BadParameter(f"{entry_glob!r} selects no entry point of {suite.library} (they are: {names})",
+                                 param_hint="--entry-point")
+    out, err = Console(), Console(stderr=True)
+    if "-" in (json_path, junit_path, markdown_path):
+        out = Console(stderr=True)
+    if not out.is_terminal:
+        out = Console(width=200, stderr=out.stderr)
+    spec = quick_battery() if quick else full_battery()
+    title = f"vetdp vet accountant {name}" + (" --quick" if quick else "")
+    try:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err, transient=True,
+                      disable=not err.is_terminal) as progress:
+            tasks: dict[str, int] = {}
+
+            def report(phase: str, label: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = progress.add_task(phase, total=total)
+                progress.update(tasks[phase], completed=done, description=escape(f"{phase}: {label}"[:100]))
+
+            result = run_battery(suite, spec, entry_glob=entry_glob, tight=tight, progress=report)
+    except Exception as e:  # noqa: BLE001 - the battery itself failed: an engine error, exit 2
+        click.echo(f"error: the battery failed: {type(e).__name__}: {e}", err=True)
+        sys.exit(int(ExitCode.ERROR))
+    if not result.rows:
+        click.echo(f"error: no question was asked of {name} (every question unsupported: "
+                   f"{result.unsupported})", err=True)
+        sys.exit(int(ExitCode.ERROR))
+    _render(result, out, title, show)
+    command = "vetdp " + " ".join(sys.argv[1:])
+    if json_path:
+        write_output("--json", json_path, rep.to_json(result, command))
+    if junit_path:
+        write_output("--junit", junit_path, rep.to_junit(result, title))
+    if markdown_path:
+        write_output("--markdown", markdown_path, rep.to_markdown(result, title))
+    summary = result.summary()
+    if summary["violation"]:
+        sys.exit(int(ExitCode.VIOLATION))
+    if summary["error"] == len(result.rows):  # every answer was an error: nothing was checked, never green
+        click.echo(f"error: every answer of {name} was an error; nothing was checked", err=True)
+        sys.exit(int(ExitCode.ERROR))
+    sys.exit(int(ExitCode.OK))
+
+
+def _selects(glob: str, name: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, glob) or glob in name
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.6g}"
+
+
+def _render(result, out: Console, title: str, show: str) -> None:
+    from vetdp.accounting.accountants.report import per_entry_point
+
+    table = Table(title=f"{title}: {result.library} {result.version}")
+    for col in ("entry point", "violation", "loose", "ok", "error", "lowest ratio", "highest ratio", "seconds"):
+        table.add_column(col)
+    for ep, d in per_entry_point(result).items():
+        table.add_row(escape(ep), str(d["violation"]), str(d["loose"]), str(d["ok"]), str(d["error"]),
+                      _num(d["min_ratio"]), _num(d["max_ratio"]), f"{d['seconds']:.2f}",
+                      style="bold red" if d["violation"] else ("yellow" if d["error"] else None))
+    out.print(table)
+    for ep, u in result.unsupported.items():
+        out.print(escape(f"not asked of {ep}: {u['count']} questions ({u['reason']})"))
+    chosen = result.rows if show == "all" else [r for r in result.rows if r.status in ("violation", "error")]
+    for r in chosen:
+        style = {"violation": "bold red", "error": "yellow", "loose": "cyan"}.get(r.status, "")
+        out.print(f"[{style}]{r.status}[/{style}] " if style else f"{r.status} ", end="")
+        out.print(escape(f"{r.entry_point}: {r.question.id}: answer {r.answer!r}, exact "
+                         f"[{r.exact_lower!r}, {r.exact_upper!r}], ratio {_num(r.ratio)}"))
+        if r.status in ("violation", "error"):
+            out.print(escape(f"  {r.message}"))
+            if r.status == "violation":
+                out.print(escape("  reproduce:\n    " + r.repro.replace("\n", "\n    ")))
+    s = result.summary()
+    out.print(escape(f"{result.library}: {s['violation']} violation, {s['loose']} loose, {s['ok']} ok, "
+                     f"{s['error']} error of {len(result.rows)} answers in {result.seconds:.1f} s "
+                     f"(exact brackets {result.exact_seconds:.1f} s)"))
