@@ -295,6 +295,16 @@ def test_vet_entry_point_selecting_nothing_exit_2(user_module):
     assert res.exit_code == 2 and "selects no entry point" in res.output
 
 
+def test_vet_composition_selects_the_questions_asked(user_module, tmp_path):
+    none = CliRunner().invoke(vet, ["accountant", f"{user_module}:Suite", "--quick", "--composition", "zzz*"])
+    assert none.exit_code == 2 and "selects no composition" in none.output
+    out = tmp_path / "r.json"
+    res = _run(f"{user_module}:Suite", "--quick", "--composition", "rappor(ε=1", "--json", str(out))
+    ids = {r["question"]["id"] for r in json.loads(out.read_text())["rows"]}
+    assert ids and all(i.startswith("rappor(ε=1") for i in ids), (res.output, ids)
+    assert {i.split(" ")[-1].split("@")[0] for i in ids} == {"ε", "δ"}  # both directions of what was selected
+
+
 def test_vet_reports_json_junit_markdown(user_module, tmp_path):
     j, x, m = tmp_path / "a" / "r.json", tmp_path / "r.xml", tmp_path / "r.md"
     res = _run(f"{user_module}:Suite", "--quick", "--json", str(j), "--junit", str(x), "--markdown", str(m))

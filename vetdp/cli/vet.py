@@ -38,13 +38,16 @@ def vet() -> None:
 @click.option("--quick", is_flag=True, help="A subset that runs in seconds (every kind, both directions, a mixture).")
 @click.option("--entry-point", "entry_glob", default=None,
               help="Only entry points whose name matches this glob or contains this text (none selected: exit 2).")
+@click.option("--composition", "composition_glob", default=None,
+              help="Only compositions whose description (e.g. 'categorical_rr(ε=0.1, t=4)×10000') matches this glob "
+                   "or contains this text (none selected: exit 2).")
 @click.option("--tight", type=Real(1, None), default=1.01, show_default=True,
               help="An answer above the exact value by more than this factor is reported as loose.")
 @click.option("--show", type=click.Choice(["problems", "all"]), default="problems", show_default=True,
               help="Rows printed on the terminal: violations and errors, or every row.")
 @report_options
-def accountant(name: str, quick: bool, entry_glob: str | None, tight: float, show: str, json_path: str | None,
-               junit_path: str | None, markdown_path: str | None) -> None:
+def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob: str | None, tight: float, show: str,
+               json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Ask accountant NAME (dp_accounting, autodp, prv_accountant, or MODULE:ATTR) the composition battery.
 
     Every answer is set against vetdp's certified exact bracket: below it is a violation (exit 1), above it by
@@ -52,7 +55,7 @@ def accountant(name: str, quick: bool, entry_glob: str | None, tight: float, sho
     """
     from vetdp.accounting.accountants import AccountantLoadError, load_accountant
     from vetdp.accounting.accountants import report as rep
-    from vetdp.accounting.battery import full_battery, quick_battery, run_battery
+    from vetdp.accounting.battery import describe_events, full_battery, quick_battery, run_battery
 
     try:
         suite = load_accountant(name)
@@ -69,6 +72,11 @@ def accountant(name: str, quick: bool, entry_glob: str | None, tight: float, sho
     if not out.is_terminal:
         out = Console(width=200, stderr=out.stderr)
     spec = quick_battery() if quick else full_battery()
+    if composition_glob is not None:
+        spec = [item for item in spec if _selects(composition_glob, describe_events(item[0]))]
+        if not spec:
+            raise click.BadParameter(f"{composition_glob!r} selects no composition of the "
+                                     f"{'quick' if quick else 'full'} battery", param_hint="--composition")
     title = f"vetdp vet accountant {name}" + (" --quick" if quick else "")
     try:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
