@@ -9,6 +9,7 @@ library changes, a pinned figure fails and the findings document must be revisit
 import json
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +20,7 @@ from vetdp.cli.verify import verify
 from vetdp.engine.estimators import check_estimator_spec
 from vetdp.engine.runner import RunConfig, evaluate_params
 from vetdp.engine.spec import find_spec
+from vetdp.project import project_scope
 
 pytestmark = pytest.mark.extras
 P_MAX = math.nextafter(1.0, 0.0)
@@ -320,3 +322,206 @@ def test_cli_untranslatable_params_and_missing_counterparts_are_usage_errors(pur
     assert code == 2 and "max_weight must be 1" in out
     code, _, out = run_cli(["k_rappor", "--impl", "pure-ldp"], tmp_path)
     assert code == 2 and "no pure-ldp counterpart" in out
+
+
+# ------------------------------------------------------------------ optimized unary encoding (examples/oue's specs)
+
+OUE_PROJECT = Path(__file__).resolve().parents[1] / "examples" / "oue"
+
+
+def oue_findings(lib: str, params: dict, ctor=None) -> dict:
+    """Every clause's Finding for ``lib``'s OUE client against examples/oue's spec ``oue`` (opaque audit)."""
+    with project_scope(OUE_PROJECT):
+        r = resolve(lib, find_spec("oue"))
+        cfg = RunConfig(opaque=True, strict_messages=False, audit_samples=2000, reproduce=r.config["reproduce"])
+        return evaluate_params(r.spec, ctor or r.ctor, params, cfg)
+
+
+def oue_estimator_results(lib: str, params: dict | None = None) -> dict:
+    with project_scope(OUE_PROJECT):
+        r = resolve(lib, find_spec("estimate_oue_counts"))
+        cfg = RunConfig(max_examples=4, impl_ref=lib, **r.config)
+        return {x.check: x for x in check_estimator_spec(r.spec, cfg, r.ctor, only_params=params)}
+
+
+def run_project_cli(args: list[str], tmp_path) -> tuple[int, dict | None, str]:
+    """``vetdp --project examples/oue ARGS --json FILE`` through the root command group."""
+    from vetdp.cli import main
+
+    j = tmp_path / "r.json"
+    result = CliRunner().invoke(main, ["--project", str(OUE_PROJECT), *args, "--json", str(j)], catch_exceptions=False)
+    data = json.loads(j.read_text()) if j.exists() else None
+    return result.exit_code, data, result.output
+
+
+def swapped(ctor):
+    """A deliberately wrong variant: the library's OUE client with p and q swapped after construction."""
+    def make(*args, **kwargs):
+        m = ctor(*args, **kwargs)
+        m.library.p, m.library.q = m.library.q, m.library.p
+        return m
+    return make
+
+
+OUE_LN3 = {"d": 2, "epsilon": math.log(3), "constant_time": False}
+OUE_ONE = {"d": 2, "epsilon": 1.0, "constant_time": False}
+
+
+def test_oue_translation_is_the_identity_on_epsilon_and_rejects_constant_time():
+    assert L.oue_translate({"d": 3, "epsilon": 2, "constant_time": False}, "k") == {"epsilon": 2.0, "k": 3}
+    with pytest.raises(L.Untranslatable, match="constant_time=True"):
+        L.oue_translate({"d": 3, "epsilon": 1.0, "constant_time": True}, "d")
+    with pytest.raises(L.Untranslatable, match="epsilon='1'"):
+        L.oue_translate({"d": 3, "epsilon": "1", "constant_time": False}, "d")
+    law = L.oue_law(3, 1, Fraction(1, 2), Fraction(1, 4))
+    assert sum(law.values()) == 1 and law[(False, True, False)] == Fraction(1, 2) * Fraction(3, 4) ** 2
+    with pytest.raises(ValueError, match=r"x=3 must be in \[0, 3\)"):
+        L.oue_index(3, 3)
+    with pytest.raises(TypeError, match="x=True"):
+        L.oue_index(True, 3)
+
+
+def test_oue_view_refuses_a_project_spec_of_another_shape(pure):
+    import dataclasses
+
+    from vetdp.audit.thirdparty import UnknownImplementation
+
+    impostor = dataclasses.replace(find_spec("randomized_response"), name="oue")
+    with pytest.raises(UnknownImplementation, match="not an optimized-unary-encoding spec"):
+        resolve("pure-ldp", impostor)
+    with project_scope(OUE_PROJECT):
+        assert resolve("pure-ldp", find_spec("oue")).entry.spec == "oue"
+
+
+def test_pure_ldp_oue_is_sound_and_tight_at_ln3_and_its_samples_match(pure):
+    f = oue_findings("pure-ldp", OUE_LN3)
+    assert all(f[c].ok for c in ("privacy.sound", "privacy.tight", "audit.distribution", "domain.rejects_outside",
+                                 "errors.data_independent")), {c: x.message for c, x in f.items() if not x.ok}
+    assert f["privacy.sound"].true == pytest.approx(math.log(3), rel=1e-15)
+
+
+def test_pure_ldp_oue_items_are_numbered_from_one(pure):
+    m = pure.make_oue(3, 700.0)  # q ~ 1e-304: only the true value's bit can be set
+    assert m.library.p == 0.5 and m.library.q < 1e-300
+    assert all(m(2)[:2] == (False, False) and m(0)[1:] == (False, False) for _ in range(50))
+    assert any(m(2)[2] for _ in range(60))
+
+
+def test_pure_ldp_oue_claiming_half_or_swapping_p_and_q_fails(pure):
+    half = oue_findings("pure-ldp", OUE_LN3, halved(pure.make_oue))
+    assert not half["privacy.sound"].ok and half["privacy.sound"].slack == pytest.approx(-math.log(3) / 2, rel=1e-9)
+    swap = oue_findings("pure-ldp", {"d": 2, "epsilon": 4.0, "constant_time": False}, swapped(pure.make_oue))
+    assert swap["privacy.sound"].ok and not swap["audit.distribution"].ok  # the floats are right, the sampler not
+
+
+def test_finding_oue_floats_exceed_the_claimed_epsilon(pure, mfl):
+    """proofs/findings/ldp.md §10: q = 1/(e^ε + 1) rounded to nearest; at ε = 1 both exceed ε by 8.54e-17."""
+    for lib in ("pure-ldp", "multi-freq-ldpy"):
+        f = oue_findings(lib, OUE_ONE)
+        assert not f["privacy.sound"].ok and f["audit.distribution"].ok, lib
+        assert f["privacy.sound"].slack == pytest.approx(-8.543364443636173e-17, rel=1e-6), lib
+    # where pure-ldp's math.pow(math.e, ε) falls below e^ε it is sound, multi-freq-ldpy's exp is not
+    assert oue_findings("pure-ldp", {"d": 2, "epsilon": 2.0, "constant_time": False})["privacy.sound"].ok
+    m = oue_findings("multi-freq-ldpy", {"d": 2, "epsilon": 2.0, "constant_time": False})["privacy.sound"]
+    assert m.slack == pytest.approx(-8.772410561225435e-17, rel=1e-6)
+
+
+def test_oue_reproductions_use_the_library_alone_and_show_the_excess(pure, mfl, capsys):
+    for module, oue in ((pure, "use_oue=True"), (mfl, "1 / (np.exp(e) + 1)")):
+        snippet = module.reproduction("oue", "privacy.sound", OUE_ONE)
+        assert "vetdp" not in snippet and oue in snippet
+        exec(compile(snippet, "<repro>", "exec"), {})
+        assert "loss - epsilon = 8.543364443636" in capsys.readouterr().out
+    assert pure.reproduction("estimate_oue_counts", "estimator.unbiased", {**OUE_ONE, "dataset": [0]}) == ""
+
+
+def test_finding_pure_ldp_oue_accepts_every_bad_epsilon_and_d_one(pure):
+    """§11: UEClient(use_oue=True) accepts ε = 0, < 0, nan, inf and d = 1; at ε < 0 its claim is below the loss."""
+    with project_scope(OUE_PROJECT):
+        r = resolve("pure-ldp", find_spec("oue"))
+        rows = {b.id for b in r.spec.bad}
+    assert rows == set(L.OUE_BAD)
+    f = oue_findings("pure-ldp", {"d": 3, "epsilon": -1.0, "constant_time": False})
+    assert not f["privacy.sound"].ok and f["privacy.sound"].claimed == -1.0
+
+
+def test_mfl_oue_is_sound_at_ln3_rejects_bad_epsilon_and_catches_a_swap(mfl, tmp_path):
+    f = oue_findings("multi-freq-ldpy", OUE_LN3)
+    assert f["privacy.sound"].ok and f["privacy.tight"].ok and f["audit.distribution"].ok
+    assert f["domain.rejects_outside"].ok  # None (the library's "no item") is outside the spec's domain
+
+    def wrong(d, epsilon, constant_time=False):  # every bit complemented: the other bits 1 with probability 1 − q
+        m = mfl.make_oue(d, epsilon, constant_time)
+        return L.LibraryMeasurement(lambda x: tuple(not b for b in m(x)), m.epsilon, "complemented")
+
+    bad = oue_findings("multi-freq-ldpy", {"d": 2, "epsilon": 4.0, "constant_time": False}, wrong)
+    assert not bad["audit.distribution"].ok
+    code, data, _ = run_project_cli(["verify", "oue", "--impl", "multi-freq-ldpy", "--samples", "200", "--params",
+                                     json.dumps(OUE_LN3)], tmp_path)
+    by = {r["check"]: r["status"] for r in data["results"]}
+    assert by["precondition[epsilon_zero]"] == by["precondition[epsilon_nan]"] == "pass"
+    assert by["precondition[epsilon_inf]"] == "fail" and code == 1  # §12: ε = inf accepted (q = 0, claim inf)
+    assert by["privacy.sound"] == by["audit.distribution"] == "pass"
+
+
+def test_mfl_oue_law_uses_numba_exp(mfl):
+    """UE_Client is compiled by numba, whose exp differs from NumPy's in the last bit for some ε."""
+    import numpy as np
+
+    eps = [0.5 + i / 997 for i in range(400)]
+    differs = [e for e in eps if mfl.oue_probabilities(e)[1] != float(1 / (np.exp(e) + 1))]
+    assert differs and all(mfl.oue_probabilities(e)[0] == 0.5 for e in eps)
+
+
+def test_pure_ldp_oue_server_is_unbiased_with_the_exact_variance(pure):
+    r = oue_estimator_results("pure-ldp")
+    assert all(r[c].status.value == "pass" for c in ("estimator.unbiased_float", "estimator.variance",
+                                                     "estimator.mse")), {c: x.message for c, x in r.items()}
+    # §11: nan and an ε too small for e^ε > 1 give nan/inf estimates instead of a refusal
+    assert r["precondition[epsilon_nan]"].status.value == r["precondition[epsilon_no_signal]"].status.value == "fail"
+    assert "NonFiniteEstimate" in r["precondition[epsilon_no_signal]"].message
+
+
+def test_finding_mfl_oue_count_estimate_is_biased(mfl):
+    """§12: n × UE_Aggregator_MI clips and renormalises: one user with value 0 at ε = 1 is not counted unbiasedly."""
+    r = oue_estimator_results("multi-freq-ldpy", {**OUE_ONE, "dataset": [0]})
+    assert r["estimator.unbiased_float"].status.value == "fail"
+    bias = [float(Fraction(b)) for b in r["estimator.unbiased_float"].witness["bias"]]
+    assert bias[0] < -0.1 and bias[1] > 0.1
+    assert r["precondition[epsilon_no_signal]"].status.value == "fail"  # ε = 5e-324: q = 1/2, returns zeros
+    assert r["precondition[no_reports]"].status.value == r["precondition[epsilon_nan]"].status.value == "pass"
+
+
+def test_cli_pure_ldp_oue_at_ln3_passes_every_postcondition(pure, tmp_path):
+    code, data, _ = run_project_cli(["verify", "oue", "--impl", "pure-ldp", "--samples", "2000", "--params",
+                                     json.dumps(OUE_LN3)], tmp_path)
+    by = {r["check"]: r["status"] for r in data["results"]}
+    post = {k: v for k, v in by.items() if not k.startswith(("precondition", "privacy.sound["))}
+    assert post["privacy.sound"] == post["audit.distribution"] == "pass"
+    assert all(s in ("pass", "skipped") for s in post.values()), post
+    assert by["precondition[epsilon_negative]"] == "fail" and code == 1  # §11 fails the run
+    code, _, out = run_project_cli(["verify", "oue", "--impl", "pure-ldp", "--params",
+                                    '{"d": 2, "epsilon": 1.0, "constant_time": true}'], tmp_path)
+    assert code == 2 and "constant_time=True" in out
+
+
+def test_oue_finding_commands_do_not_flag_the_examples_own_make_oue():
+    """The registry's OUE commands (§10–§12) run on examples/oue's own (sound) code: no detector may match.
+
+    Each runs in a fresh interpreter (``vetdp findings``' own runner), the project given by its absolute path.
+    """
+    from vetdp import findings as F
+    from vetdp.cli.findings import run_command
+
+    registry = F.load_registry(Path(__file__).resolve().parents[1] / "proofs" / "findings" / "findings.toml")
+    own = {"oue": "oue_example.oue:make_oue", "estimate_oue_counts": "oue_example.oue:estimate_oue_counts"}
+    commands = {c.argv: list(c.detectors) for f in registry for c in f.commands if "--project" in c.argv}
+    assert len(commands) >= 5 and all(a[:2] == ("--project", "examples/oue") for a in commands)
+    for argv, detectors in commands.items():
+        i = argv.index("--impl")
+        mine = ("--project", str(OUE_PROJECT), *argv[2:i + 1], own[argv[argv.index("verify") + 1]], *argv[i + 2:])
+        outcome = run_command(mine, timeout=300)
+        failing = [(r["check"], r["message"]) for r in (outcome.doc or {}).get("results", [])
+                   if r["status"] not in ("pass", "skipped")]
+        assert outcome.ok and outcome.exit_code == 0, (mine, outcome.error, failing)
+        assert [d.describe() for d in detectors if d(outcome.doc)] == []

@@ -6,10 +6,12 @@
 ``opendp``            :mod:`vetdp.audit.opendp_adapter`      randomized_response(_bool, _bitvec),
                                                              debias_randomized_response_bitvec
 ``pure-ldp``          :mod:`vetdp.audit.ldp_adapters.pure_ldp`        randomized_response(_bool, _bitvec),
-                                                             debias_randomized_response(_bitvec)
+                                                             debias_randomized_response(_bitvec),
+                                                             oue, estimate_oue_counts (a project's)
 ``multi-freq-ldpy``   :mod:`vetdp.audit.ldp_adapters.multi_freq_ldpy` randomized_response(_bool, _bitvec),
                                                              debias_randomized_response,
-                                                             debias_randomized_response_bitvec_frequencies
+                                                             debias_randomized_response_bitvec_frequencies,
+                                                             oue, estimate_oue_counts (a project's)
 ``diffprivlib``       :mod:`vetdp.audit.ldp_adapters.diffprivlib`     randomized_response_bool
 ====================  =====================================  ==========================================
 
@@ -18,6 +20,10 @@ exact loss and its samples are audited against the exact law (:mod:`vetdp.audit.
 LDP libraries take ε where the specs take probabilities: their entry points vet a *view* of the
 spec (:func:`vetdp.audit.ldp_adapters.spec_view`), the spec's law at the library's own floats over
 the parameters the library can express. :func:`resolve` returns what ``verify`` needs.
+
+``oue`` and ``estimate_oue_counts`` are not bundled: they resolve when the active project defines
+specs of those names with optimized unary encoding's parameters (``vetdp --project examples/oue
+verify oue --impl pure-ldp``); a project spec of the same name with other parameters is refused.
 """
 
 from __future__ import annotations
@@ -89,6 +95,9 @@ def resolve(name: str, spec: Any) -> Resolved:
     if entry is None:
         raise UnknownImplementation(f"spec={spec.name!r} has no {IMPLEMENTATIONS[name].label} counterpart; choose "
                                     f"one of {sorted(module.ENTRY_POINTS)}")
+    why = entry.shape(spec)
+    if why is not None:
+        raise UnknownImplementation(f"{why}: it has no {IMPLEMENTATIONS[name].label} counterpart")
     return Resolved(entry.ctor, spec_view(spec, entry), {"opaque": True, "reproduce": module.reproduction}, entry)
 
 

@@ -14,6 +14,10 @@ translations (documented in each module and in docs/third-party-ldp.md) are
 * bit-vector RR with max_weight 1 (symmetric unary encoding, basic one-time RAPPOR),
   ``(k, f)`` -> ``(epsilon, d)`` with d = k and ε = 2·ln((2−f)/f): the flip probability f/2
   is the library's q = 1/(e^(ε/2)+1); the one-hot vector e_i is item i.
+* optimized unary encoding (OUE, no bundled spec: the specs ``oue`` and ``estimate_oue_counts``
+  of a project such as examples/oue, recognised by their parameters ``d``, ``epsilon``,
+  ``constant_time``, see :func:`oue_spec_shape`), ``(d, epsilon)`` -> the same ``(epsilon, d)``:
+  the spec already takes ε; the library's p = 1/2, q = 1/(e^ε + 1); the value v is item v.
 
 What is checked (see :func:`spec_view`): the library's *claim* is the ε it was given (its map is
 ε at d_in >= 1 and 0 at d_in = 0, as the libraries document pure ε-LDP). The exact truth is
@@ -36,10 +40,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 from hypothesis import strategies as st
 
 from vetdp.core.measurement import DomainError, DomainTypeError, as_bit_tuple
@@ -67,6 +73,11 @@ __all__ = [
     "RR_BAD",
     "BITVEC_BAD",
     "few_categories",
+    "OUE_BAD",
+    "oue_translate",
+    "oue_index",
+    "oue_law",
+    "oue_spec_shape",
 ]
 
 MAX_CATEGORIES = 64  # categorical views audit at most this many categories (each sample costs O(t) in some libraries)
@@ -97,6 +108,9 @@ def finite_estimates(values: Sequence[float], library: str) -> list[float]:
 # metric objects and on constant_time are vetdp's notions and are not run against them
 RR_BAD = ("prob_below_one_over_t", "prob_one", "prob_nan")
 BITVEC_BAD = ("f_above_one", "f_nan")
+# OUE (a project's spec): the rows on the values of the library's two parameters; the spec's caps
+# (ε <= 700, d <= 2**24) and its type rows are its implementation's choices, not the libraries'
+OUE_BAD = ("epsilon_zero", "epsilon_negative", "epsilon_nan", "epsilon_inf", "d_one")
 
 
 def few_categories(p: dict) -> bool:
@@ -237,6 +251,9 @@ class EntryPoint:
     when None): rows on vetdp's own notions (category types, domain and metric objects) are left out.
     ``feasible(params)``: parameter sets cheap enough to audit (the search skips the others).
     ``describe``: the library call, for reports and docs.
+    ``shape(spec)``: why ``spec`` is not the one this entry point vets (None: it is). Entry points
+    for specs a project defines (not bundled) check that the spec found under the name has the
+    parameters their translation reads.
     """
 
     spec: str
@@ -251,6 +268,7 @@ class EntryPoint:
     # parameter sets cheap enough to audit (pinned examples and drawn sets outside it are skipped;
     # --params is not limited by it)
     feasible: Callable[[dict], bool] = lambda p: True
+    shape: Callable[[Any], str | None] = lambda spec: None
 
     def check(self, params: dict) -> dict:
         """The library's parameters for valid spec ``params``; Untranslatable naming why none exist."""
@@ -319,6 +337,53 @@ def spec_view(spec: Any, entry: EntryPoint) -> Any:
     if isinstance(spec, EstimatorSpec):
         return estimator_view(spec, entry)
     return measurement_view(spec, entry)
+
+
+# ------------------------------------------------------------------ optimized unary encoding (a project's spec)
+
+OUE_KEYS = frozenset({"d", "epsilon", "constant_time"})
+
+
+def oue_spec_shape(spec: Any) -> str | None:
+    """None when ``spec`` has the shape of examples/oue's ``oue`` (a MeasurementSpec whose examples have exactly
+    the parameters d, epsilon, constant_time) or ``estimate_oue_counts`` (an EstimatorSpec of such a mechanism,
+    its examples those plus ``dataset``); else why not."""
+    mechanism = spec.mechanism if isinstance(spec, EstimatorSpec) else spec
+    extra = {"dataset"} if isinstance(spec, EstimatorSpec) else set()
+    keys = [set(p) for p in spec.examples]
+    if not isinstance(mechanism, MeasurementSpec) or not keys or any(k != OUE_KEYS | extra for k in keys):
+        return (f"spec={spec.name!r} is not an optimized-unary-encoding spec with the parameters "
+                f"{sorted(OUE_KEYS | extra)} (as in examples/oue); found {sorted(set().union(*keys))}")
+    return None
+
+
+def oue_translate(p: dict, key: str) -> dict:
+    """``{"epsilon": ε, key: d}`` for OUE parameters ``(d, epsilon, constant_time)``: the spec already takes ε.
+
+    Raises Untranslatable for constant_time=True (no library has the mode), a non-real ε or a non-int d.
+    """
+    if p.get("constant_time", False) is not False:
+        raise Untranslatable("constant_time=True: the LDP libraries have no constant-time mode")
+    eps, d = p["epsilon"], p["d"]
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise Untranslatable(f"epsilon={eps!r}: the library's epsilon needs a float")
+    if isinstance(d, bool) or not isinstance(d, int):
+        raise Untranslatable(f"d={d!r}: the library's domain size needs an int")
+    return {"epsilon": float(eps), key: d}
+
+
+def oue_index(x: Any, d: int) -> int:
+    """The value ``x`` in [0, d) as an int (NumPy ints included); DomainTypeError/DomainError otherwise."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise DomainTypeError(f"x={x!r} must be an int in [0, {d}), not {type(x).__name__}")
+    if not 0 <= int(x) < d:
+        raise DomainError(f"x={x!r} must be in [0, {d})")
+    return int(x)
+
+
+def oue_law(d: int, x: Any, p: Fraction, q: Fraction) -> dict[tuple[bool, ...], Fraction]:
+    """P[y | x] of unary encoding of the value x in [0, d): bit x reported 1 with probability p, the others q."""
+    return unary_law(tuple(i == oue_index(x, d) for i in range(d)), p, q)
 
 
 # ------------------------------------------------------------------ shared parameter strategies

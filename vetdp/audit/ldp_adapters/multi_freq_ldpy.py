@@ -20,24 +20,33 @@ Entry points and the translation of parameters:
   optimal=False)``: one frequency per coordinate, on datasets of one-hot rows (one item per user,
   as the library assumes); clipped and renormalised too.
 
+* ``oue`` (a project's spec, e.g. examples/oue; see :func:`~vetdp.audit.ldp_adapters.oue_spec_shape`) ->
+  ``UE_Client(item, k, epsilon, optimal=True)``: ε is the spec's own, k = d, the value v is item v. Truth:
+  bit v reported 1 with p = 1/2, every other bit with q = 1/(exp(ε) + 1) in float64 as written, compiled
+  by numba as the client is (:func:`oue_probabilities`).
+* ``estimate_oue_counts`` -> n × ``UE_Aggregator_MI(reports, epsilon, optimal=True)``: a count per value,
+  clipped and renormalised like the other MI aggregators.
+
 The library requires ε > 0: spec parameters with ε = 0 (prob = 1/t, f = 1) are outside its views.
-Optimized UE (``optimal=True``) matches no bundled spec and is not vetted here.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import math
+import warnings
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+import numba
 import numpy as np
 from hypothesis import strategies as st
 
 from vetdp.audit.ldp_adapters import (
     BITVEC_BAD,
     E_MAX,
+    OUE_BAD,
     RR_BAD,
     EntryPoint,
     LibraryMeasurement,
@@ -49,6 +58,10 @@ from vetdp.audit.ldp_adapters import (
     category_index,
     few_categories,
     finite_estimates,
+    oue_index,
+    oue_law,
+    oue_spec_shape,
+    oue_translate,
     rr_epsilon,
     rr_params,
     unary_law,
@@ -67,8 +80,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 __all__ = ["ENTRY_POINTS", "VERSION", "make_randomized_response", "make_randomized_response_bool",
            "make_randomized_response_bitvec", "debias_randomized_response",
-           "debias_randomized_response_bitvec_frequencies", "grr_keep_probability", "ue_probabilities",
-           "reproduction"]
+           "debias_randomized_response_bitvec_frequencies", "make_oue", "estimate_oue_counts",
+           "grr_keep_probability", "ue_probabilities", "oue_probabilities", "reproduction"]
 
 VERSION: str = importlib.metadata.version("multi-freq-ldpy")
 
@@ -84,6 +97,17 @@ def ue_probabilities(epsilon: float) -> tuple[float, float]:
     e = np.exp(epsilon / 2)
     p = float(e / (e + 1))
     return p, 1 - p
+
+
+@numba.njit
+def _oue_flip(epsilon: float) -> float:
+    return 1 / (np.exp(epsilon) + 1)  # UE_Client's expression, compiled by numba as UE_Client is
+
+
+def oue_probabilities(epsilon: float) -> tuple[float, float]:
+    """Optimized UE's (p, q) as ``UE_Client`` computes them: p = 1/2, q = 1/(exp(ε) + 1) in float64 with numba's
+    exp (which differs from NumPy's in the last bit for about 2 % of ε, so q is computed by numba too)."""
+    return 0.5, float(_oue_flip(float(epsilon)))
 
 
 def _supported(lib: dict) -> str | None:
@@ -219,6 +243,37 @@ def _ue_estimator_translate(p: dict) -> dict:
     return {"epsilon": bitvec_epsilon(p["f"]), "k": p["k"]}
 
 
+def _oue_translate(p: dict) -> dict:
+    return oue_translate(p, "k")
+
+
+def make_oue(d: int, epsilon: float, constant_time: bool = False) -> LibraryMeasurement:
+    """multi-freq-ldpy's ``UE_Client(item, k=d, epsilon, optimal=True)`` on the values 0..d−1 (probed once)."""
+    lib = _oue_translate({"d": d, "epsilon": epsilon, "constant_time": constant_time})
+    eps, k = lib["epsilon"], lib["k"]
+    UE_Client(0, k, eps, True)
+
+    def invoke(x: Any) -> tuple[bool, ...]:
+        return tuple(bool(b) for b in UE_Client(oue_index(x, k), k, eps, True))
+
+    return LibraryMeasurement(invoke, eps, "multi_freq_ldpy.UE_Client(optimal=True)")
+
+
+def _oue_law(p: dict, x: Any) -> dict:
+    lib = _oue_translate(p)
+    one, zero = oue_probabilities(lib["epsilon"])
+    return oue_law(lib["k"], x, Fraction(one), Fraction(zero))
+
+
+def estimate_oue_counts(reports: Sequence[Any], epsilon: float, exact: bool = False) -> list[float]:
+    """n × multi-freq-ldpy's ``UE_Aggregator_MI(reports, epsilon, optimal=True)`` frequencies (floats)."""
+    rows = [np.array(as_bit_tuple(f"reports[{i}]", r), dtype=np.float64) for i, r in enumerate(reports)]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # its division by p − q = 0 at tiny ε
+        warnings.simplefilter("ignore")
+        freq = UE_Aggregator_MI(rows, epsilon, True)
+    return finite_estimates([len(rows) * f for f in freq], "multi-freq-ldpy UE_Aggregator_MI(optimal=True)")
+
+
 ENTRY_POINTS: dict[str, EntryPoint] = {
     "randomized_response": EntryPoint(
         "randomized_response", make_randomized_response, _rr_translate, "multi-freq-ldpy GRR_Client(item, k, epsilon)",
@@ -241,6 +296,14 @@ ENTRY_POINTS: dict[str, EntryPoint] = {
         "debias_randomized_response_bitvec_frequencies", debias_randomized_response_bitvec_frequencies,
         _ue_estimator_translate, "multi-freq-ldpy UE_Aggregator_MI(reports, epsilon, optimal=False)",
         supported=_supported, params=_one_hot_estimator_params, keep_bad=("f_one", "f_nan", "no_answers")),
+    "oue": EntryPoint(
+        "oue", make_oue, _oue_translate, "multi-freq-ldpy UE_Client(item, k, epsilon, optimal=True)",
+        supported=_supported, law=_oue_law, inputs=lambda p: list(range(p["d"])), keep_bad=OUE_BAD,
+        shape=oue_spec_shape),
+    "estimate_oue_counts": EntryPoint(
+        "estimate_oue_counts", estimate_oue_counts, _oue_translate,
+        "n × multi-freq-ldpy UE_Aggregator_MI(reports, epsilon, optimal=True)", supported=_supported,
+        keep_bad=("no_reports", "epsilon_nan", "epsilon_no_signal"), shape=oue_spec_shape),
 }
 
 
@@ -254,7 +317,7 @@ LOSS_LINES = ["from decimal import Decimal, getcontext", "getcontext().prec = 50
 def reproduction(spec_name: str, clause: str | None, params: dict, finding: Any = None) -> str:
     """A snippet using multi-freq-ldpy alone for a measurement finding (empty when none applies)."""
     entry = ENTRY_POINTS.get(spec_name)
-    if entry is None or spec_name.startswith("debias"):
+    if entry is None or entry.law is None:  # an estimator: its findings carry the command only
         return ""
     try:
         lib = entry.translate(params)
@@ -262,9 +325,10 @@ def reproduction(spec_name: str, clause: str | None, params: dict, finding: Any 
         return ""
     eps, k = lib["epsilon"], lib["k"]
     eps_text = f"float({str(eps)!r})" if not math.isfinite(eps) else repr(eps)
-    unary = spec_name.endswith("bitvec")
+    oue = spec_name == "oue"
+    unary = spec_name.endswith("bitvec") or oue
     fn = "UE_Client" if unary else "GRR_Client"
-    call = f"{fn}(0, k, epsilon{', False' if unary else ''})"
+    call = f"{fn}(0, k, epsilon{f', {oue}' if unary else ''})"
     lines = ["from collections import Counter", f"from multi_freq_ldpy.pure_frequency_oracles.{fn[:-7]} import {fn}",
              f"epsilon, k = {eps_text}, {k}  # translated from {params!r}"]
     clause = clause or ""
@@ -273,7 +337,11 @@ def reproduction(spec_name: str, clause: str | None, params: dict, finding: Any 
                   "    print('rejected:', repr(e))"]
     elif clause.startswith("privacy"):
         lines += ["import math", "from fractions import Fraction", "import numpy as np"]
-        if unary:
+        if oue:
+            lines += ["from numba import njit",
+                      "q = njit(lambda e: 1 / (np.exp(e) + 1))(epsilon); p = 0.5  # as UE_Client computes them",
+                      "r = (Fraction(p) / Fraction(q)) * ((1 - Fraction(q)) / (1 - Fraction(p)))  # bits v, v' differ"]
+        elif unary:
             lines += ["e = np.exp(epsilon / 2); p = e / (e + 1); q = 1 - p  # as UE_Client writes them",
                       "r = (Fraction(p) / Fraction(q)) ** 2  # two one-hot vectors differ in two bits"]
         else:

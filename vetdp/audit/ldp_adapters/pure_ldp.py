@@ -16,8 +16,14 @@ Entry points (spec -> library call) and the translation of parameters:
 * ``debias_randomized_response_bitvec`` -> ``UEServer(epsilon, d=k, use_oue=False)``: the count of
   coordinate j is ``server.estimate(j + 1)``.
 
-pure-ldp validates none of its parameters; every spec row whose translation exists is run.
-Optimized unary encoding (``use_oue=True``) matches no bundled spec and is not vetted here.
+* ``oue`` (a project's spec, e.g. examples/oue; see :func:`~vetdp.audit.ldp_adapters.oue_spec_shape`) ->
+  ``UEClient(epsilon, d, use_oue=True)``: ε and d are the spec's own; the value v is item v + 1. The exact
+  truth reports bit v as 1 with ``client.p`` (= 0.5) and every other bit with ``client.q`` (its float
+  1/(math.pow(math.e, ε) + 1)).
+* ``estimate_oue_counts`` -> ``UEServer(epsilon, d, use_oue=True)``: the count of value j is
+  ``server.estimate(j + 1)``.
+
+pure-ldp validates none of its parameters; every spec row on the value of ε (or d) is run.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import numpy as np
 from vetdp.audit.ldp_adapters import (
     BITVEC_BAD,
     E_MAX,
+    OUE_BAD,
     RR_BAD,
     EntryPoint,
     LibraryMeasurement,
@@ -49,6 +56,10 @@ from vetdp.audit.ldp_adapters import (
     category_index,
     few_categories,
     finite_estimates,
+    oue_index,
+    oue_law,
+    oue_spec_shape,
+    oue_translate,
     rr_epsilon,
     rr_params,
     unary_law,
@@ -89,7 +100,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 __all__ = ["ENTRY_POINTS", "VERSION", "make_randomized_response", "make_randomized_response_bool",
            "make_randomized_response_bitvec", "debias_randomized_response", "debias_randomized_response_bitvec",
-           "reproduction"]
+           "make_oue", "estimate_oue_counts", "reproduction"]
 
 VERSION: str = importlib.metadata.version("pure-ldp")
 NAME = "pure-ldp"
@@ -244,6 +255,47 @@ def _estimator_rr_translate(p: dict) -> dict:
     return _rr_translate(p)
 
 
+# ------------------------------------------------------------------ optimized unary encoding (a project's spec)
+
+def _oue_translate(p: dict) -> dict:
+    return oue_translate(p, "d")
+
+
+def make_oue(d: int, epsilon: float, constant_time: bool = False) -> LibraryMeasurement:
+    """pure-ldp's ``UEClient(epsilon, d, use_oue=True)`` on the values 0..d−1 (value v is item v + 1)."""
+    lib = _oue_translate({"d": d, "epsilon": epsilon, "constant_time": constant_time})
+    client = UEClient(epsilon=lib["epsilon"], d=lib["d"], use_oue=True)
+
+    def invoke(x: Any) -> tuple[bool, ...]:
+        return tuple(bool(b) for b in client.privatise(oue_index(x, lib["d"]) + 1))
+
+    return LibraryMeasurement(invoke, lib["epsilon"], "pure_ldp.UEClient(use_oue=True)", client)
+
+
+def _oue_law(p: dict, x: Any) -> dict:
+    lib = _oue_translate(p)
+    client = UEClient(epsilon=lib["epsilon"], d=lib["d"], use_oue=True)
+    return oue_law(lib["d"], x, Fraction(client.p), Fraction(client.q))
+
+
+def estimate_oue_counts(reports: Sequence[Any], epsilon: float, exact: bool = False) -> list[float]:
+    """pure-ldp's ``UEServer(epsilon, d, use_oue=True)`` count estimates per value (floats; ``exact`` ignored).
+
+    d is the reports' length; an inf/nan estimate raises NonFiniteEstimate.
+    """
+    rows = [as_bit_tuple(f"reports[{i}]", r) for i, r in enumerate(reports)]
+    if not rows:
+        raise ValueError("reports=[] is empty: pure-ldp's UEServer needs a report to know d")
+    d = len(rows[0])
+    server = UEServer(epsilon=epsilon, d=d, use_oue=True)
+    for r in rows:
+        server.aggregate(np.array(r, dtype=np.int64))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        values = [server.estimate(j + 1, suppress_warnings=True) for j in range(d)]
+    return finite_estimates(values, "pure-ldp UEServer(use_oue=True)")
+
+
 ENTRY_POINTS: dict[str, EntryPoint] = {
     "randomized_response": EntryPoint(
         "randomized_response", make_randomized_response, _rr_translate, "pure-ldp DEClient(epsilon, d)",
@@ -265,6 +317,12 @@ ENTRY_POINTS: dict[str, EntryPoint] = {
         "debias_randomized_response_bitvec", debias_randomized_response_bitvec,
         lambda p: {"epsilon": bitvec_epsilon(p["f"]), "d": p["k"]}, "pure-ldp UEServer(epsilon, d, use_oue=False)",
         supported=_supported, keep_bad=("f_one", "f_nan")),
+    "oue": EntryPoint(
+        "oue", make_oue, _oue_translate, "pure-ldp UEClient(epsilon, d, use_oue=True)", supported=_supported,
+        law=_oue_law, inputs=lambda p: list(range(p["d"])), keep_bad=OUE_BAD, shape=oue_spec_shape),
+    "estimate_oue_counts": EntryPoint(
+        "estimate_oue_counts", estimate_oue_counts, _oue_translate, "pure-ldp UEServer(epsilon, d, use_oue=True)",
+        supported=_supported, keep_bad=("epsilon_nan", "epsilon_no_signal"), shape=oue_spec_shape),
 }
 
 
@@ -286,11 +344,11 @@ def reproduction(spec_name: str, clause: str | None, params: dict, finding: Any 
         return ""
     eps, d = lib["epsilon"], lib["d"]
     eps_text = f"float({str(eps)!r})" if not math.isfinite(eps) else repr(eps)
-    if spec_name.startswith("debias"):
+    if entry.law is None:  # an estimator: its findings carry the command only
         return ""
-    cls = "UEClient" if spec_name.endswith("bitvec") else "DEClient"
+    cls = "UEClient" if spec_name in ("randomized_response_bitvec", "oue") else "DEClient"
     mod = "unary_encoding" if cls == "UEClient" else "direct_encoding"
-    extra = ", use_oue=False" if cls == "UEClient" else ""
+    extra = f", use_oue={spec_name == 'oue'}" if cls == "UEClient" else ""
     lines = ["import math", "from fractions import Fraction",
              f"from pure_ldp.frequency_oracles.{mod} import {cls}",
              f"epsilon, d = {eps_text}, {d}  # translated from {params!r}"]
