@@ -50,9 +50,11 @@ def _read(exit_code: int, report: Path, output: str, seconds: float) -> Outcome:
     return Outcome(exit_code, doc, "", seconds)
 
 
-def run_command(argv: Sequence[str], *, project_root: Path | None = None, timeout: float = 600.0) -> Outcome:
+def run_command(argv: Sequence[str], *, project_root: Path | None = None, timeout: float = 600.0,
+                cwd: Path | None = None) -> Outcome:
     """Run ``vetdp ARGV --json TMP`` in a fresh interpreter (isolated: its own modules, global state and time-out;
-    ``-P`` keeps a source tree in the working directory from shadowing the installed vetdp) and read its report."""
+    ``-P`` keeps a source tree in the working directory from shadowing the installed vetdp) and read its report.
+    ``cwd``: the folder relative paths in ARGV are read from (the registry's project root)."""
     with tempfile.TemporaryDirectory(prefix="vetdp-findings-") as tmp:
         report = Path(tmp) / "report.json"
         prefix = ["--project", str(project_root)] if project_root is not None else []
@@ -60,16 +62,21 @@ def run_command(argv: Sequence[str], *, project_root: Path | None = None, timeou
                *argv, "--json", str(report)]
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd)
         except subprocess.TimeoutExpired:
             return Outcome(-1, None, f"timed out after {timeout:g} s", time.perf_counter() - t0)
         return _read(proc.returncode, report, proc.stderr or proc.stdout or "", time.perf_counter() - t0)
 
 
-def run_in_process(argv: Sequence[str], *, project_root: Path | None = None) -> Outcome:
+def run_in_process(argv: Sequence[str], *, project_root: Path | None = None, cwd: Path | None = None) -> Outcome:
     """Run ``vetdp ARGV --json TMP`` in this interpreter and read its report: the same exit codes as
     :func:`run_command` (a usage error 2, an escaped exception reported as a failure), without its start-up cost,
-    but also without its isolation and time-out."""
+    but also without its isolation and time-out. ``cwd``: as for :func:`run_command` (entered for the call)."""
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        return _in_process(argv, project_root)
+
+
+def _in_process(argv: Sequence[str], project_root: Path | None) -> Outcome:
     from vetdp.cli import main
 
     with tempfile.TemporaryDirectory(prefix="vetdp-findings-") as tmp:
@@ -187,6 +194,7 @@ def findings(run: bool, check: bool, require_installed: bool, registry_paths: tu
         raise click.UsageError(f"-k {pattern!r} selects no finding; ids: {', '.join(f.id for f in registered)}")
     project = active_project() if (run or check) else None
     root = None if project is None or project.bundled else project.root
+    cwd = None if project is None else project.root  # registry commands name paths relative to the project root
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as progress:
         total = len({c.argv for f in selected for c in f.commands})
@@ -194,8 +202,8 @@ def findings(run: bool, check: bool, require_installed: bool, registry_paths: tu
 
         def runner(argv: tuple[str, ...]):
             progress.update(task, description=escape(("vetdp " + " ".join(argv))[:100]))
-            outcome = (run_in_process(argv, project_root=root) if in_process else
-                       run_command(argv, project_root=root, timeout=timeout))
+            outcome = (run_in_process(argv, project_root=root, cwd=cwd) if in_process else
+                       run_command(argv, project_root=root, timeout=timeout, cwd=cwd))
             progress.advance(task)
             return outcome
 
