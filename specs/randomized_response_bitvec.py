@@ -13,7 +13,7 @@ errors; wrong lengths, heavy or non-bit vectors rejected before randomness, also
 arrays; with constant_time the bytes read never depend on the input.
 Estimators: exact unbiasedness; count variance n(f − f²/2)/(2(1−f)²) per coordinate and
 its k-fold MSE (2025 proof); frequency MSE k(f − f²/2)/(2n(1−f)²) (2024 proof).
-Search: k up to 7 drawn plus pinned k = 8 (10 with --deep); every vector when k <= 4, else a
+Search: k up to 7 drawn plus pinned k = 8 and k = 128 (10 drawn with --deep); every vector when k <= 4, else a
 subset that holds a pair at the largest Hamming distance min(2m, k); f at the float edges and
 n·2**-1074 for every residue of n mod 4, small and large n (on k <= 4; rounding is per bit);
 inputs also as lists, NumPy bool/int64/uint8 arrays and tuples of NumPy integers and bools.
@@ -254,6 +254,11 @@ MEASUREMENT = MeasurementSpec(
         {"k": 2, "m": 1, "f": tiny_float(2**52 + 1), "constant_time": True},  # normal f, f/2 inexact
         {"k": 3, "m": 2, "f": tiny_float(2**53 - 1), "constant_time": False},  # normal f, n ≡ 3 mod 4
         {"k": 8, "m": 3, "f": 0.375, "constant_time": False},  # length 8, input subset
+    ],
+    # production sizes, decided from the product structure the code shows (vetdp.engine.structure)
+    scale_examples=[
+        {"k": 128, "m": 8, "f": 0.5, "constant_time": False},
+        {"k": 128, "m": 8, "f": 0.01, "constant_time": True},
     ],
     bad=[
         _bad("max_weight_missing", ValueError, ("max_weight",), input_domain=bitvector_domain(length=4)),

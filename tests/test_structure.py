@@ -157,3 +157,54 @@ def test_code_without_product_structure_is_refused(fn, why):
 def test_wrong_output_length_is_refused():
     with pytest.raises(NotStructured, match="coordinates"):
         discover_product_structure(lambda bits: tuple(bits)[:-1], 4)
+
+
+# ------------------------------------------------------------------ through verify and check
+
+def _verify(impl: str, params: dict | None = None):
+    import json
+
+    from click.testing import CliRunner
+
+    from vetdp.cli import main
+
+    argv = ["verify", "randomized_response_bitvec", "--impl", impl]
+    if params is not None:
+        argv += ["--params", json.dumps(params)]
+    return CliRunner().invoke(main, argv, catch_exceptions=False)
+
+
+K128 = {"k": 128, "m": 8, "f": 0.5, "constant_time": False}
+OURS = "vetdp.impl.randomized_response_bitvec:make_randomized_response_bitvec"
+
+
+def test_verify_at_128_bits_decides_our_mechanism_from_its_structure():
+    res = _verify(OURS, K128)
+    assert res.exit_code == 0, res.output
+    assert "product" in res.output.replace("\n", " ") or "symbolic" in res.output
+
+
+def test_verify_at_128_bits_catches_a_leak_that_small_lengths_cannot_see():
+    res = _verify("tests.mutants.structured_bitvec:leaks_beyond_bit_100", K128)
+    assert res.exit_code == 1 and "privacy.sound" in res.output and "fail" in res.output
+    small = _verify("tests.mutants.structured_bitvec:leaks_beyond_bit_100", {**K128, "k": 8})
+    assert small.exit_code == 0, small.output
+
+
+def test_verify_of_code_without_structure_at_128_bits_asked_for_is_undecided_never_a_pass():
+    res = _verify("tests.mutants.structured_bitvec:flips_by_branching", K128)
+    assert res.exit_code == 1 and "undecided" in res.output
+
+
+def test_spec_scale_examples_skip_code_without_structure_with_the_reason_and_catch_the_leak():
+    from tests.mutants import structured_bitvec as sb
+    from vetdp.engine.runner import RunConfig, evaluate_params
+    from vetdp.engine.spec import find_spec
+
+    spec = find_spec("randomized_response_bitvec")
+    assert K128 in list(spec.scale_examples)
+    ctor = sb.flips_by_branching
+    out = evaluate_params(spec, ctor, K128, RunConfig(), scale=True)
+    assert out["privacy.sound"].ok and out["privacy.sound"].skipped and "control flow" in out["privacy.sound"].message
+    leak = evaluate_params(spec, sb.leaks_beyond_bit_100, K128, RunConfig(), scale=True)
+    assert not leak.get("privacy.sound").ok and not leak["privacy.sound"].undecided

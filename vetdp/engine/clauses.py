@@ -138,13 +138,15 @@ def _rounded_loss(ratio: Fraction | None, cmp: Any) -> tuple[float, float]:
     return cmp.truth, cmp.slack
 
 
-def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | None = None) -> tuple[Finding, Any]:
-    """Whether claim >= the exact worst-case loss over ``pairs`` (no pairs: the loss is 0)."""
+def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | None = None,
+                  worst: Any = None) -> tuple[Finding, Any]:
+    """Whether claim >= the exact worst-case loss over ``pairs`` (no pairs: the loss is 0). ``worst``, when
+    given, is that worst case already decided (fields ratio, x, x_prime, y, p, q), e.g. from a product structure."""
     if pairs is not None and not pairs:
         ok = claim >= 0
         return Finding(ok, f"map({d_in}) = {claim!r} " + (">= 0 = the exact loss (no pair of inputs is this close)"
                        if ok else "is below the exact loss 0"), claimed=claim, true=0.0, slack=claim), None
-    md = _worst(dists, pairs, cache)
+    md = worst if worst is not None else _worst(dists, pairs, cache)
     cmp = compare_claim(claim, None if md.ratio is None else ln_ratio_bracket(md.ratio))
     witness = {"d_in": d_in, "x": show(md.x), "x_prime": show(md.x_prime), "y": show(md.y),
                "P[M(x)=y]": str(md.p), "P[M(x')=y]": str(md.q)}
@@ -163,12 +165,15 @@ def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | Non
                    **common), (md, cmp)
 
 
-def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) -> dict[str, Finding]:
-    """``privacy.sound`` and ``privacy.tight`` at ``spec.d_in`` against the exact distributions ``dists``."""
+def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
+                     worst: Any = None) -> dict[str, Finding]:
+    """``privacy.sound`` and ``privacy.tight`` at ``spec.d_in`` against the exact distributions ``dists``, or
+    against ``worst``, the decided worst case over every pair of distinct inputs (then ``dists`` is unused)."""
     claim, bad = _claim_of(m, spec.d_in)
     if bad is not None:
         return {"privacy.sound": bad, "privacy.tight": bad}
-    sound, decided = _loss_finding(claim, spec.d_in, dists, pairs_within(spec, params, list(dists), spec.d_in))
+    pairs = None if worst is not None else pairs_within(spec, params, list(dists), spec.d_in)
+    sound, decided = _loss_finding(claim, spec.d_in, dists, pairs, worst=worst)
     out = {"privacy.sound": sound}
     common = dict(claimed=sound.claimed, true=sound.true, slack=sound.slack, witness=sound.witness)
     if not spec.tight:
@@ -190,9 +195,12 @@ def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) -
     return out
 
 
-def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) -> dict[str, Finding]:
+def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
+                      worst: Any = None) -> dict[str, Finding]:
     """``privacy.distance`` (map(d) sound at every other d in 0..max_d_in, or refused for d >= 2 by
-    raising ValueError/TypeError) and ``privacy.monotone`` (map non-decreasing over the defined d)."""
+    raising ValueError/TypeError) and ``privacy.monotone`` (map non-decreasing over the defined d). With
+    ``worst`` (the decided worst case over every pair of distinct inputs, under the discrete metric), every
+    d >= 1 is judged against it and d = 0 against the loss 0."""
     claims: dict[int, float] = {}
     refused: list[int] = []
     findings: list[Finding] = []
@@ -212,7 +220,9 @@ def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict) 
         if isinstance(claim, bool) or not isinstance(claim, (int, float)) or not math.isfinite(claim):
             return _both(Finding(False, f"map({d}) returned {claim!r}, not a finite float", witness={"d_in": d}))
         claims[d] = float(claim)
-        if d != spec.d_in:  # privacy.sound decides d_in itself
+        if d != spec.d_in and worst is not None:
+            findings.append(_loss_finding(float(claim), d, dists, [] if d == 0 else None, worst=worst)[0])
+        elif d != spec.d_in:  # privacy.sound decides d_in itself
             findings.append(_loss_finding(float(claim), d, dists, pairs_within(spec, params, keys, d), cache)[0])
     checked = sorted(set(claims) - {spec.d_in})
     note = f"map(d) checked at d = {checked}" + (f"; refused (raises) at d = {refused}" if refused else "")

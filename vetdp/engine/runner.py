@@ -42,6 +42,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
+from vetdp.core.measurement import BitVectorDomain, DiscreteDistance
 from vetdp.engine.clauses import (
     TIGHTNESS,
     Finding,
@@ -66,6 +67,7 @@ from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import MeasurementSpec
+from vetdp.engine.structure import NotStructured, discover_product_structure, worst_pair
 from vetdp.engine.timeout import DeadlineExceeded, deadline
 
 __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evaluate_params", "params_json",
@@ -214,8 +216,11 @@ class _Clauses:
 
 
 def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConfig,
-                    audit_beta: float | None = None) -> dict[str, Finding]:
-    """Every postcondition clause for one valid parameter set (never raises for the code under test)."""
+                    audit_beta: float | None = None, scale: bool = False) -> dict[str, Finding]:
+    """Every postcondition clause for one valid parameter set (never raises for the code under test).
+
+    ``scale``: a production-size set (``spec.scale_examples``), whose exact clauses are skipped, with the
+    reason, when the code shows no product structure."""
     m, built = _construct(spec, ctor, params, cfg)
     if m is None:
         return {"construct": built}
@@ -223,6 +228,15 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
     c.out["construct"] = built
     inputs = spec.inputs(params)
     c.run(("domain.rejects_outside",), lambda: {"domain.rejects_outside": rejects_outside(spec, m, params)})
+    if scale and cfg.opaque:  # its samples cannot be compared with a law of 2^k outputs
+        c.out.update(dict.fromkeys(("privacy.sound", "privacy.tight", "audit.distribution"), Finding(
+            True, "not checked at this size: opaque code's samples are audited at the smaller sizes", skipped=True)))
+        return c.out
+    if not cfg.opaque and _structured(spec, m, params, c, required=not scale):
+        if spec.constant_time_param is not None:
+            c.run(("timing.constant_bytes",),
+                  lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
+        return c.out
     if cfg.opaque:
         c.run(("privacy.sound", "privacy.tight", "audit.distribution"), lambda: _opaque(spec, m, params, inputs, cfg,
                                                                                        audit_beta))
@@ -300,6 +314,57 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
         c.run(("timing.constant_bytes",),
               lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
     return c.out
+
+
+STRUCTURED_FROM_BITS = 13  # longer bit vectors: 2^k paths per input are too many to enumerate one by one
+
+
+def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, required: bool = True) -> bool:
+    """For a bit-vector mechanism of at least STRUCTURED_FROM_BITS bits under the discrete metric: the exact
+    clauses from the product structure its code shows (:mod:`vetdp.engine.structure`); when it shows none,
+    undecided (``required``, the user asked for this size) or skipped with the reason (a spec's scale example).
+    False (nothing done) for anything else, which is enumerated input by input."""
+    inner = getattr(m, "inner", m)
+    function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
+    exact = ("function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
+             "errors.data_independent", "randomness.through_primitives")
+    if not (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
+            and domain.length >= STRUCTURED_FROM_BITS and isinstance(getattr(inner, "input_metric", None),
+                                                                       DiscreteDistance)):
+        if required:
+            return False
+        c.out.update(dict.fromkeys(exact, Finding(
+            True, f"not checked at this size: {type(inner).__name__} is not a vetdp Measurement of a bit-vector "
+            "domain with a length and the discrete metric, so its product structure cannot be read; checked at the "
+            "smaller sizes", skipped=True)))
+        return True
+    k = domain.length
+
+    def decide() -> dict[str, Finding]:
+        try:
+            structure = discover_product_structure(function, k)
+        except NotStructured as e:
+            why = (f"{k} bits are too many to enumerate path by path (2^{k} paths per input) and the code shows no "
+                   f"product structure: {e}")
+            if required:
+                return dict.fromkeys(exact, Finding(False, f"undecided: {why}", undecided=True))
+            return dict.fromkeys(exact, Finding(True, f"not checked at this size: {why}; checked at the smaller "
+                                                "sizes", skipped=True))
+        worst = worst_pair(structure, domain)
+        out = privacy_findings(spec, inner, {}, params, worst=worst)
+        out |= distance_findings(spec, inner, {}, params, worst=worst)
+        out["randomness.through_primitives"] = Finding(
+            True, f"all randomness flows through vetdp's primitives: one symbolic run shows the output as a product "
+            f"of {k} coordinates, each a function of its own input bit and its own draws, confirmed by "
+            f"{structure.replays} concrete replays; the worst pair is decided over the whole domain")
+        out["function.law"] = Finding(True, f"not checked at {k} bits (the law lists 2^{k} outputs); the spec's "
+                                      "search checks it at small lengths", skipped=True)
+        out["errors.data_independent"] = Finding(True, "no errors: the symbolic run raised none on any input",
+                                                 skipped=True)
+        return out
+
+    c.run(exact, decide)
+    return True
 
 
 def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg: RunConfig, raw: dict,
@@ -555,6 +620,9 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     cache: dict[str, dict[str, Finding]] = {}
     originals: dict[str, dict] = {}
     candidates = [only_params] if only_params is not None else list(spec.examples)
+    scale = set() if only_params is not None else {params_json(p) for p in spec.scale_examples}
+    if only_params is None:
+        candidates += list(spec.scale_examples)
     pinned = len(candidates)
     if only_params is None:
         candidates += draw_params(spec.params(cfg.deep), cfg.examples, cfg.seed)
@@ -564,7 +632,7 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     def run(p: dict) -> dict[str, Finding]:
         key = params_json(p)
         if key not in cache:
-            cache[key] = evaluate_params(spec, ctor, p, cfg, audit_beta=beta)
+            cache[key] = evaluate_params(spec, ctor, p, cfg, audit_beta=beta, scale=key in scale)
             originals[key] = p
         return cache[key]
 

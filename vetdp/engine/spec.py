@@ -91,6 +91,9 @@ class MeasurementSpec:
     # out-of-domain inputs are judged per kind (privacy.outside[<kind>]) so that one defect never masks another;
     # None: one kind, "input"
     outside_kind: Callable[[Params, Any], tuple[str, str]] | None = None
+    # production-size parameter sets, checked only through the product structure the code shows
+    # (vetdp.engine.structure): code without that structure is checked at the other sizes only, with a note
+    scale_examples: Sequence[Params] = ()
 
     @property
     def impl_ref(self) -> str:

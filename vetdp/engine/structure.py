@@ -355,6 +355,8 @@ class WorstPair:
     x: tuple[bool, ...]
     x_prime: tuple[bool, ...]
     y: tuple[Any, ...]
+    p: Fraction  # P[M(x) = y]
+    q: Fraction  # P[M(x') = y]
 
 
 def worst_pair(structure: ProductStructure, domain: BitVectorDomain) -> WorstPair:
@@ -413,4 +415,4 @@ def worst_pair(structure: ProductStructure, domain: BitVectorDomain) -> WorstPai
             bit_pair = pairs[0] if j < a else pairs[1] if j < a + b else pairs[2]
             x[i], x2[i] = bit_pair
             y[i] = witness[i][bit_pair]
-    return WorstPair(best_ratio, tuple(x), tuple(x2), tuple(y))
+    return WorstPair(best_ratio, tuple(x), tuple(x2), tuple(y), structure.law_of(x, y), structure.law_of(x2, y))
