@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from vetdp.accounting.curves import RRFamily, iv_endpoints, iv_precision
-from vetdp.accounting.pld import EpsilonAtDelta, check_delta
+from vetdp.accounting.pld import EpsilonAtDelta, certified_epsilon_search
 from vetdp.arith.rounding import round_down, round_up
 from vetdp.core.validation import check_float, check_int, check_interval
 
@@ -188,30 +188,7 @@ class MixedPLD:
 
     def epsilon(self, delta: float) -> EpsilonAtDelta:
         """The smallest ε with δ(ε) <= ``delta``, rounded up and certified, with a certified lower end."""
-        target = check_delta(delta)
-        if self.delta(0.0) <= target:
-            lo = hi = 0.0
-        else:
-            lo, hi = 0.0, self.max_loss
-            for _ in range(200):
-                mid = (lo + hi) / 2
-                if mid in (lo, hi):
-                    break
-                if self.delta(mid) > target:
-                    lo = mid
-                else:
-                    hi = mid
-        step = max(abs(hi) * 2**-40, 2**-1000)
-        while True:  # the float search may be off by its rounding: certify, else move outward
-            cert = self.delta_bounds(hi)[1]
-            if cert <= target:
-                break
-            hi, step = hi + step, 2 * step
-        step = max(abs(lo) * 2**-40, 2**-1000)
-        lower = lo
-        while lower > 0 and self.delta_bounds(lower)[0] <= target:
-            lower, step = max(0.0, lower - step), 2 * step
-        return EpsilonAtDelta(epsilon=hi, epsilon_lower=lower, delta=target, delta_certified=cert)
+        return certified_epsilon_search(self.delta, self.delta_bounds, self.max_loss, delta, relative_step=2**-40)
 
 
 def _check_epsilon(epsilon: object) -> float:

@@ -46,7 +46,7 @@ from vetdp.accounting.curves import RRFamily, iv_endpoints, iv_precision
 from vetdp.arith.rounding import round_down, round_up
 from vetdp.core.validation import check_float, check_int, check_interval
 
-__all__ = ["ExactPLD", "EpsilonAtDelta", "check_delta"]
+__all__ = ["ExactPLD", "EpsilonAtDelta", "check_delta", "certified_epsilon_search"]
 
 _IV_PREC = 160
 
@@ -155,31 +155,8 @@ class ExactPLD:
 
     def epsilon(self, delta: float) -> EpsilonAtDelta:
         """The smallest ε with δ(ε) <= ``delta``, rounded up and certified (see :class:`EpsilonAtDelta`)."""
-        target = check_delta(delta)
         top = self.steps * self.family.log_ratio  # δ(top) = 0: no loss exceeds it
-        if self.delta(0.0) <= target:
-            lo = hi = 0.0
-        else:
-            lo, hi = 0.0, top
-            for _ in range(200):
-                mid = (lo + hi) / 2
-                if mid in (lo, hi):
-                    break
-                if self.delta(mid) > target:
-                    lo = mid
-                else:
-                    hi = mid
-        step = max(abs(hi) * 2**-44, 2**-1000)
-        while True:  # the float search may be off by its rounding: certify, else move outward
-            cert = self.delta_bounds(hi)[1]
-            if cert <= target:
-                break
-            hi, step = hi + step, 2 * step
-        step = max(abs(lo) * 2**-44, 2**-1000)
-        lower = lo
-        while lower > 0 and self.delta_bounds(lower)[0] <= target:
-            lower, step = max(0.0, lower - step), 2 * step
-        return EpsilonAtDelta(epsilon=hi, epsilon_lower=lower, delta=target, delta_certified=cert)
+        return certified_epsilon_search(self.delta, self.delta_bounds, top, delta, relative_step=2**-44)
 
 
 # ---------------------------------------------------------------------- binary: fixed-point certified sum
@@ -540,3 +517,35 @@ def _trinomial_delta(iv: Any, A: Any, m: int, t: int, e: Any, run: _TrinomialPas
     two = Fraction(2)
     return (Fraction(int(s_lo[0])) * two ** s_lo[1],
             Fraction(int(s_hi[0])) * two ** s_hi[1] + rest)
+
+
+def certified_epsilon_search(delta: Any, delta_bounds: Any, top: float, target: float,
+                             relative_step: float = 2**-44) -> EpsilonAtDelta:
+    """The smallest ε in [0, ``top``] with δ(ε) <= ``target``, for a non-increasing δ: bisection on the float
+    ``delta(ε)``, then certified by ``delta_bounds(ε) -> (lower, upper)``: the returned ε's certified upper δ is
+    <= target (moving outward by doubling steps while it is not), and ``epsilon_lower`` is moved down until its
+    certified lower δ exceeds target (so the optimum lies above it). Used by every exact PLD."""
+    target = check_delta(target)
+    if delta(0.0) <= target:
+        lo = hi = 0.0
+    else:
+        lo, hi = 0.0, top
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if mid in (lo, hi):
+                break
+            if delta(mid) > target:
+                lo = mid
+            else:
+                hi = mid
+    step = max(abs(hi) * relative_step, 2**-1000)
+    while True:  # the float search may be off by its rounding: certify, else move outward
+        cert = delta_bounds(hi)[1]
+        if cert <= target:
+            break
+        hi, step = hi + step, 2 * step
+    step = max(abs(lo) * relative_step, 2**-1000)
+    lower = lo
+    while lower > 0 and delta_bounds(lower)[0] <= target:
+        lower, step = max(0.0, lower - step), 2 * step
+    return EpsilonAtDelta(epsilon=hi, epsilon_lower=lower, delta=target, delta_certified=cert)
