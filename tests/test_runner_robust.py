@@ -312,3 +312,21 @@ def test_gate_loose_map_setting_is_validated_and_reaches_the_run(tmp_path):
     loose = _with_map(lambda d: 1.5 * m.map(d))
     assert _results(loose)["privacy.tight"].status is Status.FAIL
     assert _results(loose, RunConfig(loose_map=Status.WARNING))["privacy.tight"].status is Status.WARNING
+
+
+def test_a_dead_weakref_proxy_on_the_heap_does_not_break_the_foreign_randomness_watch():
+    import gc
+    import weakref
+
+    from vetdp.engine.foreign import watch_foreign_randomness
+
+    class Target:
+        pass
+
+    target = Target()
+    proxy = weakref.proxy(target)  # isinstance(proxy, ...) raises ReferenceError once target is gone
+    del target
+    gc.collect()
+    with watch_foreign_randomness() as use:
+        pass
+    assert use.sources == [] and proxy is not None
