@@ -1,6 +1,7 @@
 """Benchmark (not a test): a large audit drawn serially and on a local Dask cluster, same seed, same result.
 
 Run:  .venv/bin/python benchmarks/bench_dask.py [--samples 400000] [--workers 2] [--batch]
+      .venv/bin/python benchmarks/bench_dask.py --verify randomized_response_bitvec [--examples 200]
 
 Audits boolean randomized response (prob 0.75, claimed ε = ln 3) on x = True, x' = False with
 ``--samples`` samples per input, in chunks of 50,000 samples, each chunk from its own seeded
@@ -31,8 +32,42 @@ def as_per_call_sampler(m):
     return sampler
 
 
+def bench_verify(spec: str, impl: str, examples: int, workers: int) -> None:
+    """A verify sweep of ``examples`` drawn parameter sets, serially and on ``workers`` Dask workers (in-process)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from vetdp.cli import main as cli
+
+    reports, times = [], []
+    for extra in ([], ["--workers", str(workers)]):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "r.json"
+            t0 = time.perf_counter()
+            res = CliRunner().invoke(cli, ["verify", spec, "--impl", impl, "--max-examples", str(examples), *extra,
+                                           "--json", str(out)])
+            times.append(time.perf_counter() - t0)
+            results = json.loads(out.read_text())["results"]
+        for r in results:
+            r.pop("seconds", None)
+        reports.append((res.exit_code, results))
+    print(f"verify {spec}, {examples} drawn parameter sets:")
+    print(f"serial        : {times[0]:7.1f} s")
+    print(f"dask, {workers} workers: {times[1]:7.1f} s (cluster start-up included; same report: "
+          f"{reports[0] == reports[1]})")
+    print(f"speed-up      : {times[0] / times[1]:.2f}x")
+    if reports[0] != reports[1]:
+        raise SystemExit("the Dask run's report differs from the serial run's")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--verify", metavar="SPEC", help="benchmark a verify sweep of SPEC with vetdp's own implementation "
+                    "instead of an audit (e.g. randomized_response_bitvec)")
+    ap.add_argument("--examples", type=int, default=200, help="with --verify: parameter sets drawn")
     ap.add_argument("--samples", type=float, default=4e5)
     ap.add_argument("--batch", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
@@ -40,6 +75,11 @@ def main() -> None:
     n = int(args.samples)
     print("command:", " ".join([sys.executable, *sys.argv]))
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    if args.verify:
+        from vetdp.engine.spec import find_spec
+
+        bench_verify(args.verify, find_spec(args.verify).impl_ref, args.examples, args.workers)
+        return
     m = make_randomized_response_bool(0.75)
     if not args.batch:
         m = as_per_call_sampler(m)

@@ -95,3 +95,21 @@ def test_cli_audit_workers_and_scheduler_together_is_a_usage_error():
     res = CliRunner().invoke(main, ["audit", "--mechanism", "randomized_response_bool", "--params", '{"prob": 0.75}',
                                     "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"])
     assert res.exit_code == 2 and "not both" in res.output
+
+
+@pytest.mark.parametrize("impl", ["vetdp.impl.randomized_response:make_randomized_response",
+                                  "tests.mutants.unseen_rr:label_shifted_by_one"])
+def test_cli_verify_with_workers_reports_as_the_serial_run(tmp_path, impl):
+    pytest.importorskip("distributed")
+    args = ["verify", "randomized_response", "--impl", impl, "--max-examples", "12"]
+    reports = []
+    for extra in ([], ["--workers", "2"]):
+        out = tmp_path / f"v{len(reports)}.json"
+        res = CliRunner().invoke(main, [*args, *extra, "--json", str(out)])
+        assert res.exit_code in (0, 1), res.output
+        results = json.loads(out.read_text())["results"]
+        for r in results:
+            r.pop("seconds", None)
+        reports.append((res.exit_code, results))
+    assert reports[0] == reports[1]
+    assert reports[0][0] == (0 if impl.startswith("vetdp.") else 1)

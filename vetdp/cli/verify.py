@@ -133,11 +133,16 @@ def _estimator_params(spec, params) -> dict:
 @click.option("--strict", is_flag=True, help="A sound but loose map (privacy.tight) fails instead of warning.")
 @click.option("--time-budget", type=click.FloatRange(0.1, 86_400), default=60.0, show_default=True,
               help="Seconds one clause may take on one parameter set before it is reported undecided.")
+@click.option("--workers", type=click.IntRange(1, 1024), default=None,
+              help="Evaluate the parameter sets on a local Dask cluster of N worker processes (extra vetdp[dask]); "
+                   "the report is the serial one. On workers a clause's time budget stops enumerations only.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Evaluate the parameter sets on an existing Dask cluster, e.g. tcp://10.0.0.5:8786.")
 @report_options
 def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, variance_ref: str | None,
            params_text: str | None, deep: bool, max_examples: int | None, seed: int, samples: int | None,
-           strict: bool, time_budget: float, json_path: str | None, junit_path: str | None,
-           markdown_path: str | None) -> None:
+           strict: bool, time_budget: float, workers: int | None, scheduler: str | None, json_path: str | None,
+           junit_path: str | None, markdown_path: str | None) -> None:
     """Vet another implementation of a mechanism against our SPEC.
 
     Exit 0: every clause passed (warnings allowed); 1: a violation or an undecided clause;
@@ -196,13 +201,24 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
     cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=target.strip(), strict_messages=False,
                     fallback_opaque=not extra.get("opaque", False), reference_law=True,
                     loose_map=Status.FAIL if strict else Status.WARNING, clause_seconds=time_budget, **extra)
-    if isinstance(spec, EstimatorSpec):
-        def stage():
-            return check_estimator_spec(spec, cfg=cfg, estimator=ctor, variance=variance, only_params=only)
-    else:
-        def stage():
-            return check_measurement_spec(spec, ctor=ctor, cfg=cfg, only_params=only)
-    code = run_and_report([(spec.name, stage)], command="vetdp " + " ".join(sys.argv[1:]),
-                          title=f"vetdp verify {spec.name} {target.strip()}", json_path=json_path,
-                          junit_path=junit_path, markdown_path=markdown_path)
+    if (workers is not None or scheduler is not None) and isinstance(spec, EstimatorSpec):
+        raise click.UsageError("--workers/--scheduler apply to mechanism specs")
+    if workers is not None and scheduler is not None:
+        raise click.UsageError("give --workers N or --scheduler ADDRESS, not both")
+    from vetdp.distributed import task_runner
+
+    try:
+        with task_runner(workers, scheduler) as runner:
+            if isinstance(spec, EstimatorSpec):
+                def stage():
+                    return check_estimator_spec(spec, cfg=cfg, estimator=ctor, variance=variance, only_params=only)
+            else:
+                def stage():
+                    return check_measurement_spec(spec, ctor=ctor, cfg=cfg, only_params=only,
+                                                  runner=None if workers is None and scheduler is None else runner)
+            code = run_and_report([(spec.name, stage)], command="vetdp " + " ".join(sys.argv[1:]),
+                                  title=f"vetdp verify {spec.name} {target.strip()}", json_path=json_path,
+                                  junit_path=junit_path, markdown_path=markdown_path)
+    except (ImportError, ValueError) as e:  # Dask missing, or the scheduler cannot be reached
+        raise click.UsageError(str(e)) from None
     sys.exit(int(code))

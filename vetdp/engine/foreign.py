@@ -215,15 +215,8 @@ def _code_names(code: types.CodeType) -> frozenset[str]:
 
 def _heap_generators() -> list[Any]:
     kinds = _numpy_random_types()
-    return [o for o in gc.get_objects() if _instance(o, kinds)] if kinds else []
-
-
-def _instance(obj: Any, kinds: tuple[type, ...]) -> bool:
-    """isinstance that is False for a dead ``weakref.proxy`` on the heap (whose ``__class__`` raises)."""
-    try:
-        return isinstance(obj, kinds)
-    except ReferenceError:
-        return False
+    # type(o), not isinstance: a dead weakref.proxy on the heap raises ReferenceError for its __class__
+    return [o for o in gc.get_objects() if issubclass(type(o), kinds)] if kinds else []
 
 
 # ------------------------------------------------------------------ the profiler

@@ -32,6 +32,7 @@ failing clause is shrunk to a minimal parameter set and reported with a reproduc
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 import time
@@ -602,12 +603,20 @@ def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: Ru
                        witness={"parameter_sets": n, "edges": edges} if n else None)
 
 
+def _evaluate_task(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig, beta: float,
+                   scale: frozenset[str], params: dict) -> dict[str, Finding]:
+    """One parameter set's clauses, as a task a :class:`vetdp.distributed.TaskRunner` can run anywhere."""
+    return evaluate_params(spec, ctor, params, cfg, audit_beta=beta, scale=params_json(params) in scale)
+
+
 def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, cfg: RunConfig | None = None,
-                           only_params: dict | None = None) -> Iterator[CheckResult]:
+                           only_params: dict | None = None, runner: Any = None) -> Iterator[CheckResult]:
     """Yield a CheckResult per precondition row, per postcondition clause, and the search's coverage.
 
     Every parameter set is evaluated in isolation: a crash, a hang (``cfg.clause_seconds``) or a
-    ``sys.exit`` in the code under test becomes a failing clause and the run goes on.
+    ``sys.exit`` in the code under test becomes a failing clause and the run goes on. ``runner`` (a
+    :class:`vetdp.distributed.TaskRunner`) evaluates the parameter sets where it runs its tasks, e.g. on a Dask
+    cluster; the stop rules are then applied to the results in the same order, so the report is the serial one.
     """
     cfg = cfg or RunConfig()
     ctor = ctor if ctor is not None else (spec.load_constructor() if cfg.build is None else None)
@@ -629,10 +638,20 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     beta = cfg.audit_beta / max(1, len(candidates))  # the run's audits share one false-alarm budget
     stopped = ""
 
+    precomputed: dict[str, dict[str, Finding]] = {}
+    if runner is not None and len(candidates) > 1:
+        todo: dict[str, dict] = {}
+        for p in candidates:
+            todo.setdefault(params_json(p), p)
+        task = functools.partial(_evaluate_task, spec, ctor, cfg, beta, frozenset(scale))
+        precomputed = dict(zip(todo, runner.map(task, list(todo.values())), strict=True))
+
     def run(p: dict) -> dict[str, Finding]:
         key = params_json(p)
         if key not in cache:
-            cache[key] = evaluate_params(spec, ctor, p, cfg, audit_beta=beta, scale=key in scale)
+            cache[key] = precomputed[key] if key in precomputed else evaluate_params(spec, ctor, p, cfg,
+                                                                                     audit_beta=beta,
+                                                                                     scale=key in scale)
             originals[key] = p
         return cache[key]
 
