@@ -23,13 +23,13 @@ COMMANDS: list[tuple[list[str], dict[str, list[str]]]] = [
     (["account", "rr", "--epsilon", "1"], {
         "--epsilon": NOT_NUMBERS + ["0", "-5", "800", "1e300"],
         "--categories": NOT_NUMBERS + ["0", "1", "-5", "2.5", "1e300"],
-        "--compose": NOT_NUMBERS + ["0", "-5", "2.5", "1e8", "1e12", "1e300"],
+        "--compose": NOT_NUMBERS + ["0", "-5", "2.5", "2e9", "1e12", "1e300"],
         "--delta": NOT_NUMBERS + ["0", "1", "-5", "2"],
         "--k": ["3", "0", "-5", "abc", "1e300"],
     }),
     (["account", "k-rappor", "--epsilon", "1", "--k", "2"], {
         "--k": NOT_NUMBERS + ["0", "-5", "1e6"],
-        "--compose": ["1e6", "1e9", "0"],
+        "--compose": ["3e8", "1e9", "0"],  # 2k·n <= 1e9
         "--categories": ["3"],
     }),
     (["buffling", "snr", "--n-pub", "2", "--n-bit", "10", "--flip-prob", "0.1"], {
@@ -39,7 +39,7 @@ COMMANDS: list[tuple[list[str], dict[str, list[str]]]] = [
         "--skew": ["nan", "inf", "", "abc", "1/0", "-1", "2", "3/2"],
     }),
     (["buffling", "one-bf", "--n-bit", "5", "--flip-prob", "0.1"], {
-        "--n-bit": NOT_NUMBERS + ["0", "-5", "101", "300", "100000"],
+        "--n-bit": NOT_NUMBERS + ["0", "-5", "10000001", "1e8"],
         "--flip-prob": NOT_NUMBERS + ["0", "0.51"],
         "--delta": NOT_NUMBERS + ["0", "1", "-1"],
         "--depth": NOT_NUMBERS + ["-1", "1e9"],
@@ -65,7 +65,7 @@ COMMANDS: list[tuple[list[str], dict[str, list[str]]]] = [
     (["audit", "--mechanism", "randomized_response_bool", "--params", RRB_PARAMS], {
         "--epsilon": NOT_NUMBERS + ["-5"],
         "--delta": ["nan", "inf", "-1", "1", "abc", ""],
-        "--samples": NOT_NUMBERS + ["0", "3", "-5", "1e12"],
+        "--samples": NOT_NUMBERS + ["0", "3", "-5", "1e13"],
         "--beta": ["nan", "inf", "0", "1", "-1", "abc", ""],
         "--params": ["", "abc", "[]", "5", '{"prob": 2.0}', '{"prob": "x"}', "{bad"],
         "--mechanism": ["", "no_such_spec", "debias_randomized_response"],
