@@ -39,6 +39,9 @@ def python_random():
 
 
 # ------------------------------------------------------------------ exact samplers over foreign bits
+#
+# Each ``*_coin(source, p)`` returns a function of no arguments that is True with probability exactly p,
+# with p's numerator and exponent worked out once (the audit calls the coin millions of times).
 
 def _split(p: Fraction) -> tuple[int, int]:
     """(numerator, exponent) with p = numerator / 2**exponent (p a float, hence dyadic)."""
@@ -46,33 +49,47 @@ def _split(p: Fraction) -> tuple[int, int]:
     return num, den.bit_length() - 1
 
 
-def _numpy_bits(rng: np.random.Generator, e: int) -> int:
-    """A uniform integer in [0, 2**e) from 64-bit words of ``rng``."""
-    words = -(-e // 64)
-    value = 0
-    for w in rng.integers(0, 2**64, size=words, dtype=np.uint64).tolist():
-        value = (value << 64) | int(w)
-    return value >> (64 * words - e)
+_WORD = 64
 
 
-def _numpy_bernoulli(rng: np.random.Generator, p: Fraction) -> bool:
-    """True with probability exactly p (a dyadic rational in [0, 1])."""
+def _numpy_bits(rng: np.random.Generator, e: int, size: int | None = None):
+    """A uniform integer in [0, 2**e) (``size`` of them as a list when given): the top e bits of
+    whole 64-bit words drawn from ``rng``'s bit generator."""
+    words = max(1, -(-e // _WORD))
+    raw = rng.bit_generator.random_raw
+    drop = _WORD * words - e
+    if words == 1:
+        if size is None:
+            return int(raw()) >> drop
+        return [w >> drop for w in raw(size).tolist()]
+    drawn = raw(words * (1 if size is None else size)).tolist()
+    values = []
+    for i in range(0, len(drawn), words):
+        value = 0
+        for w in drawn[i:i + words]:
+            value = (value << _WORD) | w
+        values.append(value >> drop)
+    return values[0] if size is None else values
+
+
+def _numpy_coin(rng: np.random.Generator, p: Fraction):
     num, e = _split(p)
-    return _numpy_bits(rng, e) < num
+    return lambda: _numpy_bits(rng, e) < num
 
 
-def _random_bernoulli(source, p: Fraction) -> bool:
+def _random_coin(source, p: Fraction):
     num, e = _split(p)
-    return source.getrandbits(e) < num
+    getrandbits = source.getrandbits
+    return lambda: getrandbits(e) < num
 
 
-def _secrets_bernoulli(p: Fraction) -> bool:
+def _secrets_coin(p: Fraction):
     num, e = _split(p)
-    return (secrets.randbits(e) if e else 0) < num
+    return lambda: (secrets.randbits(e) if e else 0) < num
 
 
-def _rr_function(cats: list, keep: Fraction, bernoulli, below):
-    """Our RR's law over foreign draws: keep the truth w.p. ``keep``, else a uniform other category;
+def _rr_function(cats: list, coin, below):
+    """Our RR's law over foreign draws: keep the truth when ``coin()``, else a uniform other category;
     an input outside the categories gets a uniform category."""
     index_of = {c: i for i, c in enumerate(cats)}
     t = len(cats)
@@ -81,7 +98,7 @@ def _rr_function(cats: list, keep: Fraction, bernoulli, below):
         index = index_of.get(truth)
         if index is None:
             return cats[below(t)]
-        if bernoulli(keep):
+        if coin():
             return truth
         other = below(t - 1)
         return cats[other + (other >= index)]
@@ -100,7 +117,7 @@ def rr_numpy(categories, prob):
     m = make_randomized_response(categories, prob)
     rng = numpy_generator()
     return dataclasses.replace(m, function=_rr_function(
-        list(categories), Fraction(prob), lambda p: _numpy_bernoulli(rng, p), lambda n: int(rng.integers(n))))
+        list(categories), _numpy_coin(rng, Fraction(prob)), lambda n: int(rng.integers(n))))
 
 
 def rr_random(categories, prob):
@@ -108,14 +125,14 @@ def rr_random(categories, prob):
     m = make_randomized_response(categories, prob)
     source = python_random()
     return dataclasses.replace(m, function=_rr_function(
-        list(categories), Fraction(prob), lambda p: _random_bernoulli(source, p), source.randrange))
+        list(categories), _random_coin(source, Fraction(prob)), source.randrange))
 
 
 def rr_secrets(categories, prob):
     """Correct: categorical RR drawing from ``secrets`` (the OS's CSPRNG)."""
     m = make_randomized_response(categories, prob)
     return dataclasses.replace(m, function=_rr_function(
-        list(categories), Fraction(prob), _secrets_bernoulli, secrets.randbelow))
+        list(categories), _secrets_coin(Fraction(prob)), secrets.randbelow))
 
 
 def rr_numpy_keep_low(categories, prob):
@@ -123,7 +140,7 @@ def rr_numpy_keep_low(categories, prob):
     m = make_randomized_response(categories, prob)
     rng = numpy_generator()
     return dataclasses.replace(m, function=_rr_function(
-        list(categories), _low(Fraction(prob)), lambda p: _numpy_bernoulli(rng, p), lambda n: int(rng.integers(n))))
+        list(categories), _numpy_coin(rng, _low(Fraction(prob))), lambda n: int(rng.integers(n))))
 
 
 def rr_random_keep_low(categories, prob):
@@ -131,37 +148,55 @@ def rr_random_keep_low(categories, prob):
     m = make_randomized_response(categories, prob)
     source = python_random()
     return dataclasses.replace(m, function=_rr_function(
-        list(categories), _low(Fraction(prob)), lambda p: _random_bernoulli(source, p), source.randrange))
+        list(categories), _random_coin(source, _low(Fraction(prob))), source.randrange))
 
 
 # ------------------------------------------------------------------ bit-vector randomized response (RAPPOR)
 
-def _bitvec_function(flip: Fraction, bernoulli):
+def _bitvec_numpy_function(rng: np.random.Generator, flip: Fraction):
+    """Each bit flipped with probability exactly ``flip``: one vectorised NumPy draw per report."""
+    num, e = _split(flip)
+
     def function(bits):
-        return tuple(b ^ bernoulli(flip) for b in bits)
+        drawn = _numpy_bits(rng, e, size=len(bits))
+        return tuple(b ^ (v < num) for b, v in zip(bits, drawn, strict=True))
 
     return function
+
+
+def _bitvec_random_function(source, flip: Fraction):
+    """Each bit flipped with probability exactly ``flip``: one ``getrandbits`` per bit."""
+    coin = _random_coin(source, flip)
+
+    def function(bits):
+        return tuple(b ^ coin() for b in bits)
+
+    return function
+
+
+def _keep_low_flip(f) -> Fraction:
+    return min(Fraction(1), Fraction(flip_probability(f)) + KEEP_DEFECT)
 
 
 def bitvec_numpy(input_domain, input_metric, f, constant_time=False):
     """Correct: RAPPOR flipping each bit with probability flip_probability(f), drawn from NumPy."""
     m = make_randomized_response_bitvec(input_domain, input_metric, f, constant_time)
-    rng = numpy_generator()
-    return dataclasses.replace(m, function=_bitvec_function(Fraction(flip_probability(f)),
-                                                            lambda p: _numpy_bernoulli(rng, p)))
+    return dataclasses.replace(m, function=_bitvec_numpy_function(numpy_generator(), Fraction(flip_probability(f))))
 
 
 def bitvec_random(input_domain, input_metric, f, constant_time=False):
     """Correct: RAPPOR flipping each bit with probability flip_probability(f), drawn from Python's ``random``."""
     m = make_randomized_response_bitvec(input_domain, input_metric, f, constant_time)
-    source = python_random()
-    return dataclasses.replace(m, function=_bitvec_function(Fraction(flip_probability(f)),
-                                                            lambda p: _random_bernoulli(source, p)))
+    return dataclasses.replace(m, function=_bitvec_random_function(python_random(), Fraction(flip_probability(f))))
 
 
 def bitvec_numpy_keep_low(input_domain, input_metric, f, constant_time=False):
     """Defect: NumPy RAPPOR keeping each bit with probability 0.03 too low (flip probability + 0.03)."""
     m = make_randomized_response_bitvec(input_domain, input_metric, f, constant_time)
-    rng = numpy_generator()
-    flip = min(Fraction(1), Fraction(flip_probability(f)) + KEEP_DEFECT)
-    return dataclasses.replace(m, function=_bitvec_function(flip, lambda p: _numpy_bernoulli(rng, p)))
+    return dataclasses.replace(m, function=_bitvec_numpy_function(numpy_generator(), _keep_low_flip(f)))
+
+
+def bitvec_random_keep_low(input_domain, input_metric, f, constant_time=False):
+    """Defect: ``random`` RAPPOR keeping each bit with probability 0.03 too low (flip probability + 0.03)."""
+    m = make_randomized_response_bitvec(input_domain, input_metric, f, constant_time)
+    return dataclasses.replace(m, function=_bitvec_random_function(python_random(), _keep_low_flip(f)))

@@ -319,6 +319,28 @@ def coins_from_geometric_buffer(input_domain, input_metric, f, constant_time=Fal
     return _simple(input_domain, input_metric, f, constant_time, coin, "coins_from_geometric_buffer")
 
 
+def coins_from_geometric_buffer_in_a_for_loop(input_domain, input_metric, f, constant_time=False):
+    """Sound: the coins of :func:`coins_from_geometric_buffer`, drawn in a plain ``for`` loop that
+    appends each flipped bit to a list (the report is the list as a tuple).
+
+    Judged by tests/test_enumerate_unbounded.py (its law is enumerated exactly at subnormal f); not
+    yet in ``__all__``, whose members tests/test_unseen_variants.py runs through ``vetdp verify``.
+    """
+    k, m, f, constant_time = _validated(input_domain, input_metric, f, constant_time)
+    q = half_rounded_up(f)
+    length = _buffer_len(q)
+
+    def function(bits):
+        out = []
+        for b in bits:
+            g = sample_geometric_buffer(length, constant_time)
+            out.append(b ^ (g is not None and bit_of_expansion(q, g + 1)))
+        return tuple(out)
+
+    return _measurement(input_domain, k, function, _standard_map(_epsilon(q, k, m)),
+                        "coins_from_geometric_buffer_in_a_for_loop", {"f": f, "constant_time": constant_time})
+
+
 def _up(x: float, steps: int) -> float:
     for _ in range(steps):
         x = math.nextafter(x, math.inf)

@@ -29,6 +29,7 @@ vetdp's primitives (:mod:`vetdp.engine.foreign`).
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
@@ -79,8 +80,10 @@ def detectable_deviation(p: Fraction | float, samples: int, alpha: float) -> flo
     if not 0 <= q <= 1:
         raise ValueError(f"p={p!r} must be in [0, 1]")
     k = n * q  # the expected count; the beta quantiles accept it unrounded
-    lo = 0.0 if k <= 0 else float(beta_dist.ppf(a, k, n - k + 1))
-    hi = 1.0 if k >= n else float(beta_dist.ppf(1 - a, k + 1, n - k))
+    # a subnormal shape parameter overflows boost's beta function (e.g. p = 5e-324): the quantile is then
+    # at the end of [0, 1] to the last bit (taking the end only widens the stated deviation)
+    lo = 0.0 if k < sys.float_info.min else float(beta_dist.ppf(a, k, n - k + 1))
+    hi = 1.0 if n - k < sys.float_info.min else float(beta_dist.ppf(1 - a, k + 1, n - k))
     return max(q - lo, hi - q)
 
 

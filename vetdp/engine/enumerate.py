@@ -119,8 +119,16 @@ class Law:
         return lo, min(Fraction(1), lo + self.residual)
 
 
+_PLAIN = frozenset({bool, int, float, str, bytes, type(None), Fraction})  # returned as they are
+
+
 def freeze(value: Any) -> Any:
     """A hashable, comparable form of an output (lists and arrays become tuples)."""
+    t = type(value)
+    if t in _PLAIN:
+        return value
+    if t is tuple and all(type(v) in _PLAIN for v in value):  # the common report: a tuple of plain values
+        return value
     if isinstance(value, np.ndarray):
         return tuple(freeze(v) for v in value.tolist())
     if isinstance(value, np.generic):
@@ -386,9 +394,30 @@ class _BestFirst:
         self.seq = itertools.count()
         self.renewals = 0
         self.order_cache: dict[int, tuple[Any, list]] = {}  # large constant outcome lists, sorted once
+        self.outcome_lists: dict[int, tuple[list, int]] = {}  # large outcome lists of branch(), by identity
+        self.outcome_tokens: dict[tuple, int] = {}  # ... and the number of each distinct content
         self.lost = False  # some mass was dropped (a run too deep): never "complete"
         self.entry_codes = {f.__code__ for f in (BranchingSource._choose, BranchingSource.branch,
                                                  BranchingSource.branch_uniform, BranchingSource.random_bytes)}
+
+    def _choice_key(self, extra: Any) -> Any:
+        """The choice's arguments as the fingerprint sees them: a large outcome list of ``branch`` (engine data,
+        built by the branching source and never handed to user code, so never changed) becomes a number per
+        distinct content, instead of being snapshot value by value at every choice point."""
+        if not (type(extra) is tuple and len(extra) == 2 and extra[0] == "branch" and type(extra[1]) is list
+                and len(extra[1]) > 16):
+            return extra
+        live = extra[1]
+        known = self.outcome_lists.get(id(live))
+        if known is None or known[0] is not live:
+            try:
+                token = self.outcome_tokens.setdefault(tuple(live), len(self.outcome_tokens))
+            except TypeError:  # an unhashable outcome value: snapshot it as it is
+                return extra
+            if len(self.outcome_lists) > 256:
+                self.outcome_lists.clear()
+            known = self.outcome_lists[id(live)] = (live, token)  # the entry keeps `live` alive: its id stays its own
+        return ("branch-outcomes", known[1])
 
     def _push(self, pending: _Pending) -> None:
         p = pending.options[pending.pos][1]
@@ -410,7 +439,7 @@ class _BestFirst:
             entry = None
             while top is not None and top.f_code in self.entry_codes:
                 entry, top = top.f_code, top.f_back
-            fp = fingerprint(_ROOT_CODE, top, entry, source, extra) if top is not None else None
+            fp = fingerprint(_ROOT_CODE, top, entry, source, self._choice_key(extra)) if top is not None else None
             if fp is not None:
                 current = self.states[self.cur]
                 current.trans[fp] = current.trans.get(fp, Fraction(0)) + self.q
