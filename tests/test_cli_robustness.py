@@ -188,12 +188,12 @@ def test_markdown_and_json_show_warnings():
 # ------------------------------------------------------------------ sizes refused up front, with the reason
 
 @pytest.mark.parametrize("args,needle", [
-    (["account", "rr", "--epsilon", "1", "--compose", "1e9"], "--compose"),
+    (["account", "rr", "--epsilon", "1", "--compose", "2e9"], "--compose"),
     (["account", "rr", "--epsilon", "1", "--compose", "1e12"], "--compose"),
-    (["buffling", "one-bf", "--n-bit", "300", "--flip-prob", "0.1"], "--n-bit"),
+    (["buffling", "one-bf", "--n-bit", "20000000", "--flip-prob", "0.1"], "--n-bit"),
     (["buffling", "privacy", "--n-pub", "16", "--n-bit", "9", "--flip-prob", "0.1", "--simulate", "100000000"],
      "GiB"),
-    (["audit", "--mechanism", RRB, "--samples", "1e12"], "--samples"),
+    (["audit", "--mechanism", RRB, "--samples", "1e13"], "--samples"),
 ])
 def test_huge_sizes_are_refused_up_front(args, needle):
     one_line_error(run(*args), needle)
