@@ -84,19 +84,26 @@ def _quantile_ci(sorted_x: np.ndarray, tau: float, alpha: float) -> tuple[float,
     return lo_v, hi_v
 
 
-def simulate_many_bf(n_pub: int, n_bit: int, flip_prob: float, delta: float, n_simu: int = 100_000,
-                     seed: int | None = None, confidence: float = 0.95) -> MonteCarloEstimate:
-    """The document's procedure: sample g ~ Mult(m, π_0) and g' ~ Mult(m−1, π_0) ⊕ Mult(1, π_k), take quantiles."""
+def _simulation(n_pub: int, n_bit: int, flip_prob: float, delta: float, n_simu: int, seed: int | None,
+                confidence: float) -> tuple:
+    """Validated (k, m, δ, n_simu, confidence), the seeded generator, and the float column law π and loss weights w
+    that both simulations draw from."""
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     d = check_delta(delta)
     n = check_int("n_simu", n_simu, lo=10, hi=10**8)
     conf = check_float("confidence", confidence)
     check_interval("confidence", conf, 0, 1, lo_closed=False, hi_closed=False)
-    start = time.perf_counter()
-    rng = simulation_generator(seed)
     fp = Fraction(p)
     pi = np.array([float(x) for x in column_weight_law(k, fp)])
     w = np.array([float(x) for x in loss_weights(k, fp)])
+    return k, m, d, n, conf, simulation_generator(seed), pi, w
+
+
+def simulate_many_bf(n_pub: int, n_bit: int, flip_prob: float, delta: float, n_simu: int = 100_000,
+                     seed: int | None = None, confidence: float = 0.95) -> MonteCarloEstimate:
+    """The document's procedure: sample g ~ Mult(m, π_0) and g' ~ Mult(m−1, π_0) ⊕ Mult(1, π_k), take quantiles."""
+    k, m, d, n, conf, rng, pi, w = _simulation(n_pub, n_bit, flip_prob, delta, n_simu, seed, confidence)
+    start = time.perf_counter()
     g = rng.multinomial(m, pi, size=n)
     gp = rng.multinomial(m - 1, pi, size=n)
     gp[np.arange(n), rng.choice(k + 1, size=n, p=pi[::-1])] += 1
@@ -135,16 +142,8 @@ def simulate_hockey_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: flo
     interval inverts mean ± z·(standard error) at each t. No guarantee: this is the baseline the certified
     bracket (:func:`vetdp.buffling.bounds.certified_epsilon`) is benchmarked against.
     """
-    k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
-    d = check_delta(delta)
-    n = check_int("n_simu", n_simu, lo=10, hi=10**8)
-    conf = check_float("confidence", confidence)
-    check_interval("confidence", conf, 0, 1, lo_closed=False, hi_closed=False)
+    k, m, d, n, conf, rng, pi, w = _simulation(n_pub, n_bit, flip_prob, delta, n_simu, seed, confidence)
     start = time.perf_counter()
-    rng = simulation_generator(seed)
-    fp = Fraction(p)
-    pi = np.array([float(x) for x in column_weight_law(k, fp)])
-    w = np.array([float(x) for x in loss_weights(k, fp)])
     r = np.empty(n)
     chunk = 1 << 18
     for s in range(0, n, chunk):  # bounded memory: (k + 1) counts per draw, one chunk at a time
