@@ -100,6 +100,18 @@ def test_geometric_buffer_bitvec_in_a_for_loop_is_exact_by_merging_states():
     assert law.dist == _bitvec_truth((1, 0))
 
 
+def test_a_tree_whose_first_path_predicts_more_paths_than_the_budget_goes_best_first_at_once():
+    # three coins of 1081 outcomes each: the odometer would need 1081**3 runs; Knuth's estimate from its
+    # first run (the product of the branching factors) says so, and the merged best-first pass finishes
+    domain = bitvector_domain(max_weight=1, length=3)
+    variant = unseen_bitvec.coins_from_geometric_buffer_in_a_for_loop(domain, discrete_distance(), 5e-324)
+    x = (True, False, False)
+    law = enumerate_law(variant, x, budget=20_000)
+    assert law.complete and law.dist == output_distribution(make_randomized_response_bitvec(
+        domain, discrete_distance(), 5e-324), x)
+    assert law.paths < 20_000  # without the estimate, the odometer alone spends the whole budget first
+
+
 def test_geometric_buffer_bitvec_fed_by_a_generator_to_tuple_is_truncated_with_its_residual_stated():
     def bitvec(x):
         # tuple() holds the half-built report in C, out of the fingerprint's sight: no renewal, a stated residual

@@ -70,6 +70,26 @@ def test_function_that_hangs_is_undecided_budget_and_run_ends():
     assert elapsed < 30
 
 
+def test_time_an_input_leaves_unspent_goes_to_the_inputs_after_it(monkeypatch):
+    import vetdp.engine.runner as runner
+
+    granted: list[float] = []
+    real = runner.enumerate_law
+
+    def recording(fn, x, *, budget, seconds):
+        granted.append(seconds)
+        return real(fn, x, budget=budget, seconds=seconds)
+
+    monkeypatch.setattr(runner, "enumerate_law", recording)
+    cfg = RunConfig(clause_seconds=30.0)
+    results = _results(make_randomized_response, cfg=cfg)
+    assert results["function.law"].status is Status.PASS
+    even = 0.9 * cfg.clause_seconds / len(RR.inputs(validate_params(RR, ONE)))
+    # the laws take milliseconds: each later input is granted (nearly) all the time left, not an even share
+    assert len(granted) >= 3 and granted[0] == pytest.approx(even, rel=0.05)
+    assert granted[-1] > 2 * even, (granted, even)
+
+
 def test_sys_exit_in_the_function_is_an_outcome_not_an_exit():
     def exits_on_first(x):
         if x == 0:

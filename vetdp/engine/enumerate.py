@@ -32,6 +32,7 @@ import contextlib
 import dataclasses
 import heapq
 import itertools
+import math
 import signal
 import sys
 import threading
@@ -311,8 +312,14 @@ class _ClockOnly:
 
 
 def _exhaustive(fn: Callable[[Any], Any], x: Any, budget: int, max_choices: int, branch_bytes: bool,
-                clock: _Clock) -> tuple[dict[Any, Fraction], int, str]:
-    """The odometer pass: (explored masses, runs, "complete" | "budget" | "time" | "depth")."""
+                clock: _Clock, give_up_on_estimate: bool = False) -> tuple[dict[Any, Fraction], int, str]:
+    """The odometer pass: (explored masses, runs, "complete" | "budget" | "time" | "depth").
+
+    With ``give_up_on_estimate`` (a best-first pass follows), the pass stops after its first run
+    when that run's branching factors multiply to more than ``budget``: Knuth's estimate of the
+    tree's size says the odometer would most likely spend its whole budget and fail. Stopping
+    early only moves the work to the best-first pass, which is exact on its own.
+    """
     explorer = _ClockOnly(clock) if clock.end is not None else None
     dist: dict[Any, Fraction] = defaultdict(Fraction)
     prefix: list[int] | None = []
@@ -331,6 +338,8 @@ def _exhaustive(fn: Callable[[Any], Any], x: Any, budget: int, max_choices: int,
         if status == _LIMIT:
             return dist, runs, "depth"
         dist[out] += source.probability
+        if give_up_on_estimate and runs == 1 and math.prod(options for _, options in source.trail) > budget:
+            return dist, runs, "budget"
         # an odometer on an unbounded spine (a rejection loop whose first option retries) goes one
         # step deeper per run at quadratic cost: hand such trees to the best-first pass early
         if len(source.trail) > deepest:
@@ -585,7 +594,8 @@ def _enumerate(fn: Callable[[Any], Any], x: Any, budget: int, first_budget: int,
     if seconds is not None and best_first_after_budget:
         clock.end = time.monotonic() + seconds / 2  # the exhaustive pass gets at most half of the time
     with clock.alarm():
-        dist, runs, reason = _exhaustive(fn, x, first_budget, max_choices, branch_bytes, clock)
+        dist, runs, reason = _exhaustive(fn, x, first_budget, max_choices, branch_bytes, clock,
+                                         give_up_on_estimate=best_first_after_budget)
         if reason == "time" and best_first_after_budget and time.monotonic() < final_end:
             reason = "depth"  # the exhaustive pass ran out of its share: go best-first with the rest
         clock.set_end(final_end)

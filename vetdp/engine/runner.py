@@ -254,14 +254,17 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
     share = None if cfg.clause_seconds is None else 0.9 * cfg.clause_seconds / max(1, len(inputs))
 
     def enumerate_all() -> dict[str, Finding]:
+        # the clause's time is shared among the inputs still to enumerate: what one leaves unspent goes to the rest
+        end = None if share is None else time.monotonic() + share * len(inputs)
         with watch_foreign_randomness(m.inner) as use:
             try:
-                for x in inputs:
+                for i, x in enumerate(inputs):
                     c.current = x
                     key = freeze(x)
+                    seconds = None if end is None else max(share / 10, (end - time.monotonic()) / (len(inputs) - i))
                     # the unguarded measurement: the enumerator records sys.exit as an outcome itself, and
                     # an extra wrapper frame would hide rejection loops from its state fingerprints
-                    law = enumerate_law(m.inner, x, budget=cfg.budget, seconds=share)
+                    law = enumerate_law(m.inner, x, budget=cfg.budget, seconds=seconds)
                     if key in laws and (laws[key].dist, laws[key].residual) != (law.dist, law.residual) \
                             and law.complete and laws[key].complete and not container:
                         container.append(Finding(
