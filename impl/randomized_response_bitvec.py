@@ -41,7 +41,7 @@ __all__ = [
 f, q, d = var("f"), var("q"), var("d", "int")
 
 # Each bit is flipped with probability q = f/2, rounded up: rounding may only add noise. It
-# is exact for every normal f; a subnormal f with an odd last bit rounds up by 2**-1075.
+# is exact for f >= 2**-1021; below, f = n·2**-1074 with n odd rounds up by 2**-1075.
 FLIP_PROBABILITY = f.inf_div(2)
 
 # ε = d·ln((1−q)/q) for the flip probability q actually used, d = min(2m, k) the largest

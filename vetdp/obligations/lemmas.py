@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 import time
 from collections.abc import Callable
@@ -304,9 +305,16 @@ def _k_rappor_rho():
 def _bernoulli():
     f = sp.Symbol("f", real=True)
     ideal = BV.FLIP_PROBABILITY.to_sympy()
-    exact = all(Fraction(BV.flip_probability(fv)) == Fraction(fv) / 2 for fv in (1.0, 0.5, 0.1, 2.0**-1022))
-    ok = sp.simplify(ideal - f / 2) == 0 and exact
-    detail = f"FLIP_PROBABILITY = {ideal}; f/2 exact for normal f: {exact}"
+    # f/2 is a float for every f >= 2**-1021; below, f = n·2**-1074 halves exactly iff n is even (the
+    # smallest normal binade too), and otherwise rounds up by 2**-1075
+    low = [2.0**-1022, math.nextafter(2.0**-1022, 1), math.nextafter(2.0**-1021, 0), 3 * 2.0**-1074, 4 * 2.0**-1074]
+    exact_above = all(Fraction(BV.flip_probability(fv)) == Fraction(fv) / 2
+                      for fv in (1.0, 0.5, 0.1, 2.0**-1021, math.nextafter(2.0**-1021, 1)))
+    exact_below = all(Fraction(BV.flip_probability(fv)) - Fraction(fv) / 2
+                      == (Fraction(1, 2**1075) if (Fraction(fv) * 2**1074).numerator % 2 else 0) for fv in low)
+    ok = sp.simplify(ideal - f / 2) == 0 and exact_above and exact_below
+    detail = (f"FLIP_PROBABILITY = {ideal}; f/2 exact for f >= 2**-1021: {exact_above}; below, exact iff the "
+              f"last bit is even, else 2**-1075 above: {exact_below}")
     return "proved" if ok else "refuted", "sympy + exact", detail
 
 
