@@ -62,6 +62,7 @@ PROVIDERS: list[str] = [
     "vetdp.obligations.provider:check_proofs",
     "vetdp.accounting.provider:check_accounting",
     "vetdp.buffling.provider:check_buffling",
+    "vetdp.specs.rappor_decoding:check_rappor_decoding",
 ]
 
 

@@ -1,0 +1,655 @@
+"""RAPPOR end to end (Erlingsson, Pihur, Korolova, CCS 2014): Bloom-filter encoding of strings, cohorts, and the
+two-stage randomization (permanent then instantaneous randomized response) with its privacy maps.
+
+Spec: specs/rappor.py · Proof: proofs/rappor.md
+
+Encoding (deviation from the paper, which uses MD5 per cohort): bit positions come from SHA-256 over an
+unambiguous byte string (:func:`hash_message`), read as 64-bit words reduced to [0, k) by rejection, so every
+position is exactly uniform when SHA-256 is modelled as a random function (no modulo bias).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import numbers
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from vetdp.arith.expr import ONE, TWO, Expr, Op, Var, var
+from vetdp.core.measurement import (
+    BitVectorDomain,
+    DiscreteDistance,
+    DomainError,
+    MaxDivergence,
+    Measurement,
+    PrivacyConstant,
+)
+from vetdp.core.validation import check_bool, check_float, check_int, check_interval
+from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON, flip_probability
+from vetdp.obligations.constants import register_constant
+from vetdp.sampling.batch import sample_bernoulli_batch
+from vetdp.sampling.primitives import sample_bernoulli_float
+
+__all__ = [
+    "RAPPOR_EPSILON_ONE",
+    "RAPPOR_EPSILON_INFINITY",
+    "RAPPOR_REPORT_GAP",
+    "RAPPOR_P_STAR",
+    "RAPPOR_ONE_MINUS_Q_STAR",
+    "RAPPOR_LOG_RATIO",
+    "RAPPOR_EPSILON_ONE_SUM",
+    "RAPPOR_MIN_REPORT_PROBABILITY",
+    "make_rappor_report",
+    "make_rappor_reports",
+    "RapporClient",
+    "rappor_flip_probability",
+    "rappor_report_loss_weights",
+    "HASH_TAG",
+    "COHORT_TAG",
+    "MAX_COHORT",
+    "MAX_K",
+    "hash_message",
+    "bloom_positions",
+    "bloom_filter",
+    "bloom_filter_matrix",
+    "assign_cohort",
+    "rappor_permanent_batch",
+    "rappor_instantaneous_batch",
+]
+
+HASH_TAG = b"vetdp-rappor-bloom-v1"  # domain separation: Bloom positions
+COHORT_TAG = b"vetdp-rappor-cohort-v1"  # domain separation: cohort assignment
+MAX_COHORT = 2**64 - 1  # cohorts are encoded in 8 bytes
+MAX_K = 2**32  # the largest k (and number of cohorts): a 64-bit word is rejected with chance < 2**-32
+
+
+# ------------------------------------------------------------------ encoding
+
+def _value_bytes(name: str, value: object) -> bytes:
+    """``value`` as bytes: a str as its UTF-8 encoding, bytes (or bytearray/memoryview) as they are."""
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"{name}={value!r} must be encodable as UTF-8 ({e.reason})") from None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{name}={value!r} must be a str or bytes, not {type(value).__name__}")
+
+
+def _check_shape(k: object, h: object) -> tuple[int, int]:
+    k = check_int("k", k, lo=1, hi=MAX_K)
+    h = check_int("h", h, lo=1)
+    if h > k:
+        raise ValueError(f"h={h!r} must be in [1, k={k}] (at most one hash function per bit)")
+    return k, h
+
+
+def hash_message(cohort: int, block: int, value: bytes) -> bytes:
+    """The byte string whose SHA-256 is block ``block`` of the position stream of ``value`` in ``cohort``:
+    HASH_TAG, then cohort (8 bytes), block (4 bytes), len(value) (8 bytes), all big-endian unsigned, then the
+    value's bytes. Fixed widths and the length prefix make it injective."""
+    return HASH_TAG + cohort.to_bytes(8, "big") + block.to_bytes(4, "big") + len(value).to_bytes(8, "big") + value
+
+
+def _word_limit(k: int) -> int:
+    """The largest multiple of k that is <= 2**64: a 64-bit word below it, taken mod k, is uniform on [0, k)."""
+    return (1 << 64) - (1 << 64) % k
+
+
+def _reduce(digest_of, n: int) -> int:
+    """A value in [0, n) from 256-bit digests, by rejection: the first attempt whose digest d (big-endian)
+    is below the largest multiple of n that fits in 256 bits gives d mod n (rejection chance < n/2**256)."""
+    limit = (1 << 256) - (1 << 256) % n
+    attempt = 0
+    while True:
+        d = int.from_bytes(digest_of(attempt), "big")
+        if d < limit:
+            return d % n
+        attempt += 1  # pragma: no cover - probability < 2**-224 for n <= 2**32
+
+
+def _positions(value: bytes, cohort: int, k: int, h: int) -> tuple[int, ...]:
+    """The h (not necessarily distinct) bit positions of ``value`` in ``cohort``: the first h accepted 64-bit words
+    of the stream SHA-256(hash_message(cohort, 0, value)) ‖ SHA-256(hash_message(cohort, 1, value)) ‖ …, each
+    taken mod k (see :func:`bloom_positions`)."""
+    limit = _word_limit(k)
+    out: list[int] = []
+    block = 0
+    while len(out) < h:
+        digest = hashlib.sha256(hash_message(cohort, block, value)).digest()
+        for j in range(0, 32, 8):
+            w = int.from_bytes(digest[j:j + 8], "big")
+            if w < limit and len(out) < h:
+                out.append(w % k)
+        block += 1
+    return tuple(out)
+
+
+def _positions_many(values: Sequence[bytes], value_index: Sequence[int], cohorts: Sequence[int], k: int,
+                    h: int) -> np.ndarray:
+    """:func:`_positions` of every pair (values[value_index[i]], cohorts[i]) as a (len(cohorts), h) int64 array:
+    the digests of the ceil(h/4) blocks each pair needs are read as big-endian 64-bit words at once; a row with a
+    rejected word (chance < h·k/2**64) is recomputed by :func:`_positions`."""
+    blocks = (h + 3) // 4
+    sha = hashlib.sha256
+    tails = [len(v).to_bytes(8, "big") + v for v in values]
+    prefixes = {c: [HASH_TAG + c.to_bytes(8, "big") + b.to_bytes(4, "big") for b in range(blocks)]
+                for c in set(cohorts)}
+    if blocks == 1:
+        digests = [sha(prefixes[c][0] + tails[v]).digest() for v, c in zip(value_index, cohorts, strict=True)]
+    else:
+        digests = [sha(pre + tails[v]).digest() for v, c in zip(value_index, cohorts, strict=True)
+                   for pre in prefixes[c]]
+    words = np.frombuffer(b"".join(digests), dtype=">u8").reshape(len(cohorts), 4 * blocks)[:, :h]
+    out = (words % np.uint64(k)).astype(np.int64)
+    limit = _word_limit(k)
+    if limit < 1 << 64:  # k not a power of two: some words are rejected
+        for row in np.flatnonzero((words >= np.uint64(limit)).any(axis=1)):  # pragma: no cover - chance < 2**-29
+            out[row] = _positions(values[value_index[row]], cohorts[row], k, h)
+    return out
+
+
+def bloom_positions(value: str | bytes, cohort: int, k: int, h: int) -> tuple[int, ...]:
+    """The positions of hash functions 0..h−1 for ``value`` in ``cohort``, in order (repeats are collisions).
+
+    The bytes SHA-256(:func:`hash_message`(cohort, 0, value)) ‖ SHA-256(hash_message(cohort, 1, value)) ‖ … are
+    read as big-endian 64-bit words; a word below the largest multiple of k under 2**64 is accepted (others, a
+    chance < k/2**64 each, are skipped) and position i is the i-th accepted word mod k. So each position is
+    exactly uniform on [0, k) when SHA-256 is modelled as a random function (no modulo bias), one hash serves
+    up to four positions, and the result is deterministic across runs and machines. A str is hashed as its UTF-8
+    bytes (``"a"`` and ``b"a"`` agree).
+
+    Preconditions: ``value`` a str or bytes; ``cohort`` an int in [0, 2**64 − 1]; ``k`` in [1, 2**32];
+    ``h`` in [1, k].
+    """
+    data = _value_bytes("value", value)
+    cohort = check_int("cohort", cohort, lo=0, hi=MAX_COHORT)
+    k, h = _check_shape(k, h)
+    return _positions(data, cohort, k, h)
+
+
+def bloom_filter(value: str | bytes, cohort: int, k: int, h: int) -> tuple[bool, ...]:
+    """The k-bit Bloom filter of ``value`` in ``cohort``: bit j is set iff some hash function 0..h−1 maps to j.
+
+    Postcondition: a tuple of k bools with between 1 and h set bits (fewer than h exactly when hash functions
+    collide), i.e. a member of ``BitVectorDomain(max_weight=h, length=k)``; see :func:`bloom_positions` for the
+    hash. Preconditions as :func:`bloom_positions`.
+    """
+    positions = set(bloom_positions(value, cohort, k, h))
+    return tuple(j in positions for j in range(k))
+
+
+def _as_cohorts(cohorts: Any, n: int) -> np.ndarray:
+    """``cohorts`` as a 1-D array of n ints in [0, 2**64 − 1] (int64, uint64, or object for Python ints beyond)."""
+    if isinstance(cohorts, (str, bytes)):
+        raise TypeError(f"cohorts={cohorts!r} must be a sequence of ints, not {type(cohorts).__name__}")
+    if isinstance(cohorts, np.ndarray):
+        arr = cohorts
+        if arr.ndim == 1 and arr.size and (arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer)):
+            raise TypeError(f"cohorts must hold ints, got dtype {arr.dtype}")
+    else:
+        items = list(cohorts)
+        for i, c in enumerate(items):
+            if isinstance(c, bool) or not isinstance(c, numbers.Integral):
+                raise TypeError(f"cohorts[{i}]={c!r} must be an int, not {type(c).__name__}")
+        ints = [int(c) for c in items]
+        fits = all(-(2**63) <= c < 2**63 for c in ints)
+        arr = np.array(ints, dtype=np.int64 if fits else object)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"cohorts must be one-dimensional with len(values) = {n} entries, got shape {arr.shape}")
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    lo, hi = min(arr.tolist()), max(arr.tolist())
+    if lo < 0 or hi > MAX_COHORT:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"cohorts holds {bad}; every cohort must be in [0, {MAX_COHORT}]")
+    return arr
+
+
+def bloom_filter_matrix(values: Sequence[str | bytes], cohorts: Sequence[int] | np.ndarray, k: int,
+                        h: int) -> np.ndarray:
+    """An (n, k) bool array whose row i is ``bloom_filter(values[i], cohorts[i], k, h)``.
+
+    Hashes once per distinct (cohort, value) pair and fills the rows by fancy indexing, so 10**6 rows over
+    10**4 values and 128 cohorts cost one hash round per distinct pair. Preconditions as :func:`bloom_filter`,
+    for every entry; ``values`` and ``cohorts`` of equal length (NumPy integer arrays accepted for cohorts).
+    """
+    k, h = _check_shape(k, h)
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise TypeError(f"values must be a sequence of str or bytes, not {type(values).__name__}")
+    n = len(values)
+    cohort_arr = _as_cohorts(cohorts, n)
+    if n == 0:
+        return np.zeros((0, k), dtype=bool)
+    raw: dict[Any, int] = {}  # keyed by the value itself: "a" and b"a" get two ids but the same positions
+    try:
+        value_ids = np.fromiter((raw.setdefault(v, len(raw)) for v in values), dtype=np.int64, count=n)
+    except TypeError:  # an unhashable value (e.g. a bytearray): convert every entry first, naming a bad one
+        data = [_value_bytes(f"values[{i}]", v) for i, v in enumerate(values)]
+        raw = {}
+        value_ids = np.fromiter((raw.setdefault(v, len(raw)) for v in data), dtype=np.int64, count=n)
+    distinct: list[bytes] = []
+    for j, v in enumerate(raw):
+        try:
+            distinct.append(_value_bytes("value", v))
+        except (TypeError, ValueError):
+            i = int(np.argmax(value_ids == j))
+            _value_bytes(f"values[{i}]", v)  # raises, naming the first entry with this value
+            raise
+    if cohort_arr.dtype == object:  # cohorts beyond int64: key on the pair's Python ints
+        pairs = list(zip(value_ids.tolist(), cohort_arr.tolist(), strict=True))
+        index: dict[tuple[int, int], int] = {}
+        inverse = np.array([index.setdefault(pr, len(index)) for pr in pairs], dtype=np.int64)
+        unique_values, unique_cohorts = [v for v, _ in index], [c for _, c in index]
+    else:
+        cohort_ids, cohort_inverse = np.unique(cohort_arr.astype(np.uint64), return_inverse=True)
+        key = value_ids * len(cohort_ids) + cohort_inverse.reshape(-1)
+        unique_keys, inverse = np.unique(key, return_inverse=True)
+        unique_values = (unique_keys // len(cohort_ids)).tolist()
+        unique_cohorts = cohort_ids[unique_keys % len(cohort_ids)].tolist()
+    positions = _positions_many(distinct, unique_values, unique_cohorts, k, h)
+    table = np.zeros((len(unique_cohorts), k), dtype=bool)
+    table[np.arange(len(unique_cohorts))[:, None], positions] = True
+    return table[inverse.reshape(-1)]
+
+
+def assign_cohort(client_id: str | bytes | int, num_cohorts: int) -> int:
+    """The cohort in [0, num_cohorts) of ``client_id``, deterministic across runs and machines.
+
+    SHA-256 of COHORT_TAG, a one-byte type tag (b"b" for str/bytes — a str as UTF-8 — b"i" for an int, as its
+    minimal two's-complement big-endian bytes), the 8-byte length of the id's bytes, the id's bytes and a 4-byte
+    attempt counter 0, 1, …: the first digest d (a 256-bit big-endian integer) below the largest multiple of
+    num_cohorts under 2**256 gives d mod num_cohorts, uniform over cohorts when SHA-256 is modelled as a random
+    function. (The paper assigns cohorts at random; a hash of a stable client id gives the
+    same distribution and lets a client recompute its cohort.)
+
+    Preconditions: ``client_id`` a str, bytes or int (not a bool); ``num_cohorts`` an int in [1, 2**32].
+    """
+    num_cohorts = check_int("num_cohorts", num_cohorts, lo=1, hi=MAX_K)
+    if isinstance(client_id, bool):
+        raise TypeError(f"client_id={client_id!r} must be a str, bytes or int, not bool")
+    if isinstance(client_id, numbers.Integral):
+        x = int(client_id)
+        tag, data = b"i", x.to_bytes((x.bit_length() + 8) // 8, "big", signed=True)
+    else:
+        tag, data = b"b", _value_bytes("client_id", client_id)
+    prefix = COHORT_TAG + tag + len(data).to_bytes(8, "big") + data
+    return _reduce(lambda a: hashlib.sha256(prefix + a.to_bytes(4, "big")).digest(), num_cohorts)
+
+
+# ------------------------------------------------------------------ batch randomization
+
+def _bool_rows(name: str, rows: Any) -> np.ndarray:
+    arr = np.asarray(rows)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n, k), got shape {arr.shape}")
+    if arr.dtype != np.bool_:
+        if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"{name} must hold only bits: 0, 1, False or True")
+        arr = arr.astype(bool)
+    return arr
+
+
+def _check_f(f_value: object) -> float:
+    x = check_float("f", f_value)
+    check_interval("f", x, 0, 1, lo_closed=True, hi_closed=False)
+    return x
+
+
+def _check_pq(p_value: object, q_value: object) -> tuple[float, float]:
+    pv, qv = check_float("p", p_value), check_float("q", q_value)
+    check_interval("p", pv, 0, 1, lo_closed=True, hi_closed=False)
+    check_interval("q", qv, 0, 1, lo_closed=False, hi_closed=True)
+    if not pv < qv:
+        raise ValueError(f"p={p_value!r}, q={q_value!r}: must have 0 <= p < q <= 1 (a set bit must be reported "
+                         "as 1 more often than a clear one)")
+    return pv, qv
+
+
+def rappor_flip_probability(f_value: float) -> float:
+    """The probability r with which the permanent response flips a bit: f/2 rounded up (the bit-vector
+    randomized response's :data:`~vetdp.impl.randomized_response_bitvec.FLIP_PROBABILITY`; exact for every
+    normal f). Keeping a bit w.p. 1 − f and else setting it to a fair coin is the same law: flip w.p. f/2."""
+    return flip_probability(_check_f(f_value))
+
+
+RAPPOR_MIN_REPORT_PROBABILITY = 2.0**-1000  # the least p* and 1 − q* accepted: larger losses (> 693 per bit) refused
+_MIN_REPORT_PROBABILITY = Fraction(RAPPOR_MIN_REPORT_PROBABILITY)
+
+
+def _report_probabilities_ok(rv: Fraction, pv: Fraction, qv: Fraction) -> bool:
+    """Whether p* = p + r(q − p) and 1 − q* = 1 − q + r(q − p) are both >= 2**-1000 (exactly), and p < q."""
+    shift = rv * (qv - pv)
+    return pv < qv and pv + shift >= _MIN_REPORT_PROBABILITY and 1 - qv + shift >= _MIN_REPORT_PROBABILITY
+
+
+def _check_report_probabilities(f_value: float, p_value: float, q_value: float) -> float:
+    """The flip probability r for (f, p, q), after refusing parameters whose one-report loss is infinite or
+    beyond 693 per bit (p* or 1 − q* below 2**-1000, e.g. f = 0 with p = 0 or q = 1)."""
+    rv = rappor_flip_probability(f_value)
+    if not _report_probabilities_ok(Fraction(rv), Fraction(p_value), Fraction(q_value)):
+        raise ValueError(
+            f"f={f_value!r}, p={p_value!r}, q={q_value!r}: the report probabilities p* = p + r(q − p) and "
+            f"1 − q* = 1 − q + r(q − p) (r = f/2) must both be in [2**-1000, 1]; below that a report's privacy loss "
+            "is infinite (f = 0 with p = 0 or q = 1) or exceeds 693 per bit")
+    return rv
+
+
+def rappor_permanent_batch(bloom_rows: Any, f: float) -> np.ndarray:
+    """Permanent randomized response of every row of an (n, k) bit array: bit B'_ij = B_ij XOR F_ij with
+    F_ij ~ Bernoulli(:func:`rappor_flip_probability`(f)) independent, i.e. P[B' = 1] = 1 − r if B = 1 and r if
+    B = 0, r = f/2 rounded up (exactly the law of :func:`make_rappor_report`'s first stage). Randomness from
+    :func:`vetdp.sampling.batch.sample_bernoulli_batch` (the context's byte source: a CSPRNG by default).
+
+    Preconditions: ``bloom_rows`` a 2-D array of bits (bool, or integers 0/1); ``f`` a float in [0, 1).
+    """
+    arr = _bool_rows("bloom_rows", bloom_rows)
+    r = rappor_flip_probability(_check_f(f))
+    return arr ^ sample_bernoulli_batch(r, arr.size).reshape(arr.shape)
+
+
+def rappor_instantaneous_batch(permanent_rows: Any, p: float, q: float) -> np.ndarray:
+    """Instantaneous randomized response of every cell of an (n, k) bit array: S_ij ~ Bernoulli(q) where
+    B'_ij = 1 and Bernoulli(p) where B'_ij = 0, independently (the floats p and q exactly). The cells with
+    B' = 1 draw first (in row-major order), then those with B' = 0.
+
+    Preconditions: ``permanent_rows`` a 2-D array of bits; ``p``, ``q`` floats with 0 <= p < q <= 1.
+    """
+    arr = _bool_rows("permanent_rows", permanent_rows)
+    p_value, q_value = _check_pq(p, q)
+    out = np.empty(arr.shape, dtype=bool)
+    ones = int(arr.sum())
+    out[arr] = sample_bernoulli_batch(q_value, ones)
+    out[~arr] = sample_bernoulli_batch(p_value, arr.size - ones)
+    return out
+
+
+# ------------------------------------------------------------------ privacy constants
+
+r, p, q, a, b = var("r"), var("p"), var("q"), var("a", "int"), var("b", "int")
+g, d, l1, l0 = var("g"), var("d"), var("l1"), var("l0")
+
+# A report bit is 1 with probability q* = q − r(q − p) when the Bloom bit is set and p* = p + r(q − p) when it is
+# clear (r the flip probability actually used; with r = f/2 these are the paper's ½f(p + q) + (1 − f)q and
+# ½f(p + q) + (1 − f)p), and q* − p* = (1 − 2r)(q − p) exactly. The one-report loss is built from three bounds,
+# each written as a sum or product of non-negative parts so that rounding never cancels:
+# q* − p* rounded up: 2r rounded down (it is exact) makes 1 − 2r, and q − p, upper bounds.
+RAPPOR_REPORT_GAP = register_constant(
+    "rappor.report_gap", ONE.inf_sub(TWO.neg_inf_mul(r)).inf_mul(q.inf_sub(p)),
+    {"r": (0, Fraction(1, 2)), "p": (0, 1), "q": (0, 1)}, bound="upper", result=(0, 1),
+    relations=lambda x: [x["p"] < x["q"]], relations_text="p < q", accepts=lambda env: env["p"] < env["q"],
+    source="vetdp.impl.rappor.RAPPOR_REPORT_GAP")
+# p* rounded down: q − p and r(q − p) rounded down, then the sum down. It stays >= 2**-1023 (the range
+# obligation) when the exact p* >= 2**-1000 (a precondition), so the quotient below cannot overflow.
+RAPPOR_P_STAR = register_constant(
+    "rappor.p_star", p.neg_inf_add(r.neg_inf_mul(q.neg_inf_sub(p))),
+    {"r": (0, Fraction(1, 2)), "p": (0, 1), "q": (0, 1)}, bound="lower", result=(Fraction(1, 2**1002), 1),
+    relations=lambda x: [x["p"] < x["q"], x["p"] + x["r"] * (x["q"] - x["p"]) >= _MIN_REPORT_PROBABILITY],
+    relations_text="p < q, p* = p + r(q − p) >= 2**-1000",
+    accepts=lambda env: _report_probabilities_ok(Fraction(env["r"]), Fraction(env["p"]), Fraction(env["q"])),
+    source="vetdp.impl.rappor.RAPPOR_P_STAR")
+# 1 − q* = (1 − q) + r(q − p) rounded down, likewise.
+RAPPOR_ONE_MINUS_Q_STAR = register_constant(
+    "rappor.one_minus_q_star", ONE.neg_inf_sub(q).neg_inf_add(r.neg_inf_mul(q.neg_inf_sub(p))),
+    {"r": (0, Fraction(1, 2)), "p": (0, 1), "q": (0, 1)}, bound="lower", result=(Fraction(1, 2**1002), 1),
+    relations=lambda x: [x["p"] < x["q"], 1 - x["q"] + x["r"] * (x["q"] - x["p"]) >= _MIN_REPORT_PROBABILITY],
+    relations_text="p < q, 1 − q* = 1 − q + r(q − p) >= 2**-1000",
+    accepts=lambda env: _report_probabilities_ok(Fraction(env["r"]), Fraction(env["p"]), Fraction(env["q"])),
+    source="vetdp.impl.rappor.RAPPOR_ONE_MINUS_Q_STAR")
+# ln(q*/p*) = log1p((q* − p*)/p*) and ln((1 − p*)/(1 − q*)) = log1p((q* − p*)/(1 − q*)): an upper bound g of the
+# numerator over a lower bound d of the denominator, quotient and log1p rounded up. The log1p form stays tight
+# when q − p is tiny (no ratio of nearly equal numbers), and g/d <= 2**1002 never overflows.
+RAPPOR_LOG_RATIO = register_constant(
+    "rappor.log_ratio", g.inf_div(d).inf_log1p(), {"g": (0, 1), "d": (Fraction(1, 2**1002), 1)}, bound="upper",
+    result=(0, 711), source="vetdp.impl.rappor.RAPPOR_LOG_RATIO")
+# ε = a·l1 + b·l0, products and sum rounded up: a bits set where the neighbour's are clear (each costing
+# l1 = ln(q*/p*)) and b the other way round (l0 = ln((1 − p*)/(1 − q*))).
+RAPPOR_EPSILON_ONE_SUM = register_constant(
+    "rappor.epsilon_one_sum", a.inf_mul(l1).inf_add(b.inf_mul(l0)),
+    {"a": (0, MAX_K), "b": (0, MAX_K), "l1": (0, 711), "l0": (0, 711)}, bound="upper", result=(0, 2**43),
+    source="vetdp.impl.rappor.RAPPOR_EPSILON_ONE_SUM")
+
+
+def _substitute(expr: Expr, values: dict[str, Expr]) -> Expr:
+    """``expr`` with every variable named in ``values`` replaced by its expression (the same rounding steps)."""
+    if isinstance(expr, Var):
+        return values.get(expr.name, expr)
+    if isinstance(expr, Op):
+        return Op(expr.name, tuple(_substitute(x, values) for x in expr.args))
+    return expr
+
+
+# ε₁ over (r, p, q, a, b): the pieces above composed, one definition each (no step retyped). Its float is the
+# chain of the pieces' floats; each piece is sound (its z3 obligations) and the ideal a·ln(1 + G/P) + b·ln(1 + G/Q)
+# grows with G and falls with P, Q, so the float is >= the exact loss (proofs/rappor.md). With a = b = h it is the
+# paper's h·ln(q*(1 − p*)/(p*(1 − q*))).
+RAPPOR_EPSILON_ONE = _substitute(RAPPOR_EPSILON_ONE_SUM, {
+    "l1": _substitute(RAPPOR_LOG_RATIO, {"g": RAPPOR_REPORT_GAP, "d": RAPPOR_P_STAR}),
+    "l0": _substitute(RAPPOR_LOG_RATIO, {"g": RAPPOR_REPORT_GAP, "d": RAPPOR_ONE_MINUS_Q_STAR}),
+})
+
+# ε∞ = min(2h, k)·ln((1 − r)/r): the permanent response alone is bit-vector randomized response with flip
+# probability r on inputs at Hamming distance <= min(2h, k), and every number of reports is post-processing of it.
+# One definition: the bit-vector constant itself (its obligations are randomized_response_bitvec.epsilon.*), with
+# q := r and d := min(2h, k); it is the paper's 2h·ln((1 − f/2)/(f/2)) whenever f/2 is a float and 2h <= k.
+RAPPOR_EPSILON_INFINITY = RANDOMIZED_RESPONSE_BITVEC_EPSILON
+
+
+def rappor_report_loss_weights(h: int, k: int) -> list[tuple[int, int]]:
+    """The (a, b) at which :data:`RAPPOR_EPSILON_ONE` attains the largest one-report loss for inputs of length k
+    with at most h set bits: a bits set where the neighbour's are clear and b the other way round, a, b <= h and
+    a + b <= k. With h' = min(h, k): [(h', h')] when 2h' <= k, else [(h', k − h'), (k − h', h')] (the larger log
+    takes h' bits; which one is larger depends on p*, q*, so both are evaluated)."""
+    h = check_int("h", h, lo=1)
+    k = check_int("k", k, lo=1)
+    hh = min(h, k)
+    return [(hh, hh)] if 2 * hh <= k else [(hh, k - hh), (k - hh, hh)]
+
+
+def _check_domain(ctor: str, input_domain: object, input_metric: object) -> tuple[int, int]:
+    if not isinstance(input_domain, BitVectorDomain):
+        raise TypeError(f"input_domain={input_domain!r} must be a BitVectorDomain")
+    if not isinstance(input_metric, DiscreteDistance):
+        raise TypeError(f"input_metric={input_metric!r} must be a DiscreteDistance")
+    if input_domain.max_weight is None:
+        raise ValueError(f"input_domain.max_weight=None: {ctor} requires a max_weight h in [1, inf) (the number of "
+                         "hash functions) to bound the privacy loss")
+    if input_domain.length is None or input_domain.length > MAX_K:
+        raise ValueError(f"input_domain.length={input_domain.length!r}: {ctor} requires a fixed length k in "
+                         f"[1, {MAX_K}] (so that a report's length never reveals its input's)")
+    return input_domain.max_weight, input_domain.length
+
+
+def _domain_rows(rows: Any, k: int, h: int) -> np.ndarray:
+    """``rows`` as an (n, k) bool array after checking every row against BitVectorDomain(h, k)."""
+    arr = np.asarray(rows)
+    if arr.ndim != 2 or arr.shape[1] != k:
+        raise DomainError(f"rows must have shape (n, {k}), got {arr.shape}")
+    if arr.dtype != np.bool_:
+        if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
+            raise DomainError("rows must hold only bits: 0, 1, False or True")
+        arr = arr.astype(bool)
+    weights = arr.sum(axis=1)
+    if arr.shape[0] and weights.max() > h:
+        bad = int(np.argmax(weights > h))
+        raise DomainError(f"row {bad} has {int(weights[bad])} set bits; this domain allows at most {h}")
+    return arr
+
+
+def _permanent(bits: tuple[bool, ...], rv: float, constant_time: bool) -> tuple[bool, ...]:
+    """B' with B'_i = B_i XOR Bernoulli(r): 1 w.p. 1 − r if B_i = 1, w.p. r if B_i = 0."""
+    return tuple(bit ^ sample_bernoulli_float(rv, constant_time) for bit in bits)
+
+
+def _instantaneous(bits: tuple[bool, ...], pv: float, qv: float, constant_time: bool) -> tuple[bool, ...]:
+    """S with S_i ~ Bernoulli(q) if B'_i = 1, Bernoulli(p) if B'_i = 0."""
+    return tuple(sample_bernoulli_float(qv if bit else pv, constant_time) for bit in bits)
+
+
+def _one_report_constant(rv: float, pv: float, qv: float, h: int, k: int) -> PrivacyConstant:
+    envs = [{"r": rv, "p": pv, "q": qv, "a": wa, "b": wb} for wa, wb in rappor_report_loss_weights(h, k)]
+    return max((PrivacyConstant(RAPPOR_EPSILON_ONE, env) for env in envs), key=lambda c: c.value)
+
+
+def make_rappor_report(input_domain: BitVectorDomain, input_metric: DiscreteDistance, f: float, p: float, q: float,
+                       constant_time: bool = False) -> Measurement:
+    """One RAPPOR report of a Bloom filter: permanent randomized response with f, then instantaneous with p, q.
+
+    Each bit independently: B' = B XOR Bernoulli(r), r = f/2 rounded up (:func:`rappor_flip_probability`), then
+    S ~ Bernoulli(q) if B' = 1 else Bernoulli(p). So P[S_i = 1 | B_i = 1] = q* = q − r(q − p) and
+    P[S_i = 1 | B_i = 0] = p* = p + r(q − p) (the paper's ½f(p + q) + (1 − f)q and ½f(p + q) + (1 − f)p).
+
+    Preconditions: ``input_domain`` a BitVectorDomain with max_weight h (the hash functions) and length k <= 2**32;
+    ``input_metric`` a DiscreteDistance; ``f`` a float in [0, 1); ``p``, ``q`` floats with 0 <= p < q <= 1;
+    p* and 1 − q* at least 2**-1000 (this refuses f = 0 with p = 0 or q = 1, whose loss is infinite);
+    ``constant_time`` a bool (every Bernoulli then reads the same bytes whatever its probability).
+
+    Privacy: map(0) = 0; map(1) = ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) rounded up when 2h <= k
+    (:data:`RAPPOR_EPSILON_ONE`, for the r actually used), and the exact worst case a·ln(q*/p*) + b·ln((1 − p*)/
+    (1 − q*)) over :func:`rappor_report_loss_weights` when 2h > k; map(d_in > 1) raises. It holds for ONE report:
+    repeated reports of a value need :func:`make_rappor_reports` (or :class:`RapporClient`) and ε∞.
+
+    Proof: proofs/rappor.md
+    """
+    h, k = _check_domain("make_rappor_report", input_domain, input_metric)
+    f_value = _check_f(f)
+    p_value, q_value = _check_pq(p, q)
+    check_bool("constant_time", constant_time)
+    rv = _check_report_probabilities(f_value, p_value, q_value)
+    constant = _one_report_constant(rv, p_value, q_value, h, k)
+    epsilon = constant.value
+
+    def privacy_map(d_in: int) -> float:
+        if d_in == 0:
+            return 0.0
+        if d_in > 1:
+            raise ValueError(f"d_in={d_in} must be 0 or 1 under the discrete distance")
+        return epsilon
+
+    def function(bits: tuple[bool, ...]) -> tuple[bool, ...]:
+        return _instantaneous(_permanent(bits, rv, constant_time), p_value, q_value, constant_time)
+
+    def batch(rows: Any) -> np.ndarray:
+        """Randomise an (n, k) array of Bloom filters at once; every row is checked against the domain first."""
+        arr = _domain_rows(rows, k, h)
+        return rappor_instantaneous_batch(rappor_permanent_batch(arr, f_value), p_value, q_value)
+
+    return Measurement(
+        input_domain=input_domain,
+        input_metric=input_metric,
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=privacy_map,
+        output_domain=BitVectorDomain(length=k),
+        privacy_constant=constant,
+        parameters={"input_domain": input_domain, "input_metric": input_metric, "f": f_value, "p": p_value,
+                    "q": q_value, "constant_time": constant_time},
+        batch=batch,
+        name="make_rappor_report",
+    )
+
+
+def make_rappor_reports(input_domain: BitVectorDomain, input_metric: DiscreteDistance, f: float, p: float, q: float,
+                        reports: int, constant_time: bool = False) -> Measurement:
+    """``reports`` RAPPOR reports of one Bloom filter sharing ONE permanent response (the memoization), as a tuple
+    of report tuples: B' = B XOR Bernoulli(r) once, then each report S^(t)_i ~ Bernoulli(q if B'_i else p) afresh.
+
+    Preconditions: as :func:`make_rappor_report`, with ``f`` in (0, 1) (f = 0 has no permanent response and no
+    finite ε∞); ``reports`` an int in [1, inf).
+
+    Privacy: map(0) = 0; map(1) = ε∞ = min(2h, k)·ln((1 − r)/r) rounded up (:data:`RAPPOR_EPSILON_INFINITY`,
+    the paper's 2h·ln((1 − f/2)/(f/2)) when 2h <= k), whatever ``reports`` is: the reports are post-processing of
+    B'. It is an upper bound, not the exact loss of finitely many reports (the loss tends to it as reports grow);
+    map(d_in > 1) raises.
+
+    Proof: proofs/rappor.md
+    """
+    h, k = _check_domain("make_rappor_reports", input_domain, input_metric)
+    f_value = _check_f(f)
+    if f_value == 0:
+        raise ValueError("f=0.0 must be in (0, 1) for make_rappor_reports: without a permanent response repeated "
+                         "reports have no loss bound independent of their number (ε∞ is infinite)")
+    p_value, q_value = _check_pq(p, q)
+    n_reports = check_int("reports", reports, lo=1)
+    check_bool("constant_time", constant_time)
+    rv = _check_report_probabilities(f_value, p_value, q_value)
+    constant = PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rv, "d": min(2 * h, k)})
+    epsilon = constant.value
+
+    def privacy_map(d_in: int) -> float:
+        if d_in == 0:
+            return 0.0
+        if d_in > 1:
+            raise ValueError(f"d_in={d_in} must be 0 or 1 under the discrete distance")
+        return epsilon
+
+    def function(bits: tuple[bool, ...]) -> tuple[tuple[bool, ...], ...]:
+        permanent = _permanent(bits, rv, constant_time)
+        return tuple(_instantaneous(permanent, p_value, q_value, constant_time) for _ in range(n_reports))
+
+    def batch(rows: Any) -> np.ndarray:
+        """An (n, reports, k) array: for each (n, k) input row one permanent response and ``reports`` reports."""
+        arr = _domain_rows(rows, k, h)
+        permanent = rappor_permanent_batch(arr, f_value)
+        repeated = np.repeat(permanent[:, None, :], n_reports, axis=1).reshape(-1, k)
+        return rappor_instantaneous_batch(repeated, p_value, q_value).reshape(arr.shape[0], n_reports, k)
+
+    return Measurement(
+        input_domain=input_domain,
+        input_metric=input_metric,
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=privacy_map,
+        output_domain=None,
+        privacy_constant=constant,
+        parameters={"input_domain": input_domain, "input_metric": input_metric, "f": f_value, "p": p_value,
+                    "q": q_value, "reports": n_reports, "constant_time": constant_time},
+        batch=batch,
+        name="make_rappor_reports",
+    )
+
+
+class RapporClient:
+    """One RAPPOR client: reports string values through a fixed cohort's Bloom filter, reusing one permanent
+    response per value (memoized: a value reported again gets a fresh instantaneous response of the same B').
+
+    Preconditions: ``k`` in [1, 2**32], ``h`` in [1, k]; ``f`` in (0, 1); 0 <= p < q <= 1 with p*, 1 − q* >=
+    2**-1000; ``cohort`` in [0, 2**64 − 1]; ``constant_time`` a bool.
+
+    Privacy: all reports of one value together are :attr:`epsilon_infinity`-DP (the law of
+    :func:`make_rappor_reports`); a single report is :attr:`epsilon_one`-DP (:func:`make_rappor_report`).
+    Values are keyed by their bytes (a str by its UTF-8), as the Bloom filter is. Draws through
+    :func:`~vetdp.sampling.primitives.sample_bernoulli_float`.
+
+    Proof: proofs/rappor.md
+    """
+
+    def __init__(self, k: int, h: int, f: float, p: float, q: float, cohort: int, constant_time: bool = False):
+        k, h = _check_shape(k, h)
+        domain, metric = BitVectorDomain(max_weight=h, length=k), DiscreteDistance()
+        many = make_rappor_reports(domain, metric, f, p, q, 1, constant_time)
+        one = make_rappor_report(domain, metric, f, p, q, constant_time)
+        self.k, self.h, self.f, self.p, self.q = k, h, many.parameters["f"], many.parameters["p"], many.parameters["q"]
+        self.cohort = check_int("cohort", cohort, lo=0, hi=MAX_COHORT)
+        self.constant_time = constant_time
+        self.epsilon_one: float = one.map(1)
+        self.epsilon_infinity: float = many.map(1)
+        self._flip = rappor_flip_probability(self.f)
+        self._memo: dict[bytes, tuple[bool, ...]] = {}
+
+    def permanent_response(self, value: str | bytes) -> tuple[bool, ...]:
+        """The memoized permanent response B' of ``value`` (drawn on first use)."""
+        key = _value_bytes("value", value)
+        found = self._memo.get(key)
+        if found is None:
+            bits = bloom_filter(key, self.cohort, self.k, self.h)
+            found = self._memo[key] = _permanent(bits, self._flip, self.constant_time)
+        return found
+
+    def report(self, value: str | bytes) -> tuple[bool, ...]:
+        """One report of ``value``: a fresh instantaneous response of its memoized permanent response."""
+        return _instantaneous(self.permanent_response(value), self.p, self.q, self.constant_time)

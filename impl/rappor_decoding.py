@@ -1,0 +1,498 @@
+"""RAPPOR decoding (Erlingsson, Pihur, Korolova, CCS 2014, §4): unbiased per-cohort Bloom-bit counts, the candidates'
+design matrix, lasso selection, least squares with standard errors, and a Bonferroni-corrected significance test.
+
+Analysis code: it runs on reports already randomized (impl/rappor.py) and spends no privacy. Its guarantees are
+statistical: t̂ is exactly unbiased with the stated variance (checked exactly by specs/rappor_decoding.py); the
+regression's estimates, intervals and tests hold under the linear model stated in proofs/rappor_decoding.md, and the
+spec checks them end to end by a seeded simulation with a stated confidence.
+
+Spec: specs/rappor_decoding.py · Proof: proofs/rappor_decoding.md
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from vetdp.core.validation import check_float, check_int, check_interval
+
+__all__ = [
+    "rappor_report_probabilities",
+    "estimate_bit_counts",
+    "bit_count_variance",
+    "candidate_design_matrix",
+    "candidate_design_sparse",
+    "lasso_penalty",
+    "RapporDecodeResult",
+    "decode",
+    "RapporSimulation",
+    "simulate_population",
+    "RapporScore",
+    "score_decode",
+]
+
+MAX_SELECTED_FRACTION = Fraction(4, 5)  # at most 80% of the regression's rows enter the OLS fit (as the R code)
+
+
+# ------------------------------------------------------------------ per-bit law and t̂
+
+def _rates(f: object, p: object, q: object) -> tuple[float, float, float]:
+    f = check_float("f", f)
+    check_interval("f", f, 0, 1, lo_closed=True, hi_closed=False)
+    p = check_float("p", p)
+    check_interval("p", p, 0, 1, lo_closed=True, hi_closed=True)
+    q = check_float("q", q)
+    check_interval("q", q, 0, 1, lo_closed=True, hi_closed=True)
+    if not p < q:
+        raise ValueError(f"p={p!r}, q={q!r}: p must be < q (0 <= p < q <= 1), else the reports carry no signal")
+    return f, p, q
+
+
+def rappor_report_probabilities(f: float, p: float, q: float) -> tuple[Fraction, Fraction]:
+    """(q*, p*): the exact probabilities that a reported bit is 1 when the Bloom bit is 1, resp. 0, under the law
+    of vetdp.impl.rappor (permanent flip with r = ``rappor_flip_probability(f)``, then instantaneous p/q).
+
+    q* = q − r(q − p) and p* = p + r(q − p) as rationals of the floats (no rounding); with r = f/2 (every normal
+    f, and every f whose half is a float) these are the paper's ½f(p + q) + (1 − f)q and ½f(p + q) + (1 − f)p.
+    q* − p* = (1 − 2r)(q − p) > 0. Preconditions: f in [0, 1), p and q in [0, 1], p < q (all floats).
+    """
+    from vetdp.impl.rappor import rappor_flip_probability
+
+    f, p, q = _rates(f, p, q)
+    r, fp, fq = Fraction(rappor_flip_probability(f)), Fraction(p), Fraction(q)
+    shift = r * (fq - fp)
+    return fq - shift, fp + shift
+
+
+def _reports(reports: Any, k: int | None = None) -> np.ndarray:
+    if isinstance(reports, (str, bytes)):
+        raise TypeError(f"reports={reports!r} must be an (n, k) array of bits, not {type(reports).__name__}")
+    arr = np.asarray(reports)
+    if arr.ndim != 2:
+        raise ValueError(f"reports must be a 2-D (n, k) array of bits, got shape {arr.shape}")
+    if k is not None and arr.shape[1] != k:
+        raise ValueError(f"reports has {arr.shape[1]} columns; each report must have k={k} bits")
+    if arr.shape[1] == 0:
+        raise ValueError("reports must have k >= 1 columns, got 0")
+    if arr.dtype != np.bool_:
+        if not np.issubdtype(arr.dtype, np.integer) or (arr.size and not ((arr == 0) | (arr == 1)).all()):
+            raise ValueError(f"reports must hold only bits (0, 1, False, True), got dtype {arr.dtype}")
+        arr = arr.astype(bool)
+    return arr
+
+
+def _cohorts(cohorts: Any, n: int, num_cohorts: int) -> np.ndarray:
+    if isinstance(cohorts, (str, bytes)):
+        raise TypeError(f"cohorts={cohorts!r} must be an array of ints, not {type(cohorts).__name__}")
+    arr = np.asarray(cohorts)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"cohorts must be 1-D with one entry per report ({n}), got shape {arr.shape}")
+    if n and (arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"cohorts must hold ints, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    if n:
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < 0 or hi >= num_cohorts:
+            raise ValueError(f"cohorts holds {lo if lo < 0 else hi}; every cohort must be in [0, {num_cohorts - 1}] "
+                             f"(num_cohorts={num_cohorts})")
+    return arr
+
+
+def _bit_counts(reports: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tuple[np.ndarray, np.ndarray]:
+    """c (num_cohorts, k) int64: reported ones per cohort and bit; N (num_cohorts,) int64: reports per cohort."""
+    sizes = np.bincount(cohorts, minlength=num_cohorts).astype(np.int64)
+    counts = np.zeros((num_cohorts, reports.shape[1]), dtype=np.int64)
+    order = np.argsort(cohorts, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
+    grouped = reports[order].view(np.uint8)
+    for j in np.flatnonzero(sizes):
+        counts[j] = grouped[bounds[j]:bounds[j + 1]].sum(axis=0, dtype=np.int64)
+    return counts, sizes
+
+
+def estimate_bit_counts(reports: Any, cohorts: Any, num_cohorts: int, f: float, p: float, q: float,
+                        exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(t̂, N): t̂[j, i] = (c_ij − p*·N_j)/(q* − p*), the unbiased estimate of how many reports of cohort j have
+    Bloom bit i set; N[j] = the number of reports in cohort j (c_ij: reported ones, (q*, p*) from
+    :func:`rappor_report_probabilities`).
+
+    Guarantee: for independent reports, E[t̂_ij] = T_ij (the true number) exactly, with variance
+    :func:`bit_count_variance`. ``exact=True`` returns t̂ as an object array of Fractions (exact), else float64
+    (q* − p* and p* rounded once each to float64).
+
+    Preconditions: ``reports`` an (n, k) array of bits (bool or 0/1 ints), k >= 1; ``cohorts`` n ints in
+    [0, num_cohorts); ``num_cohorts`` an int >= 1; f, p, q as :func:`rappor_report_probabilities`.
+    """
+    num_cohorts = check_int("num_cohorts", num_cohorts, lo=1)
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact={exact!r} must be a bool")
+    q_star, p_star = rappor_report_probabilities(f, p, q)
+    arr = _reports(reports)
+    coh = _cohorts(cohorts, arr.shape[0], num_cohorts)
+    counts, sizes = _bit_counts(arr, coh, num_cohorts)
+    if exact:
+        gap = q_star - p_star
+        est = np.empty(counts.shape, dtype=object)
+        for j in range(num_cohorts):
+            offset = p_star * int(sizes[j])
+            for i in range(counts.shape[1]):
+                est[j, i] = (int(counts[j, i]) - offset) / gap
+        return est, sizes
+    est = (counts - float(p_star) * sizes[:, None]) / float(q_star - p_star)
+    return est, sizes
+
+
+def bit_count_variance(true_count: int, cohort_size: int, f: float, p: float, q: float,
+                       exact: bool = False) -> Fraction | float:
+    """Var[t̂_ij] when T = ``true_count`` of the N = ``cohort_size`` independent reports have Bloom bit i set:
+    (T·q*(1 − q*) + (N − T)·p*(1 − p*)) / (q* − p*)², since c_ij = Bin(T, q*) + Bin(N − T, p*).
+
+    Exact Fraction with ``exact=True``, else the float nearest to it. Preconditions: 0 <= T <= N (ints); f, p, q as
+    :func:`rappor_report_probabilities`.
+    """
+    n = check_int("cohort_size", cohort_size, lo=0)
+    t = check_int("true_count", true_count, lo=0, hi=n)
+    q_star, p_star = rappor_report_probabilities(f, p, q)
+    var = (t * q_star * (1 - q_star) + (n - t) * p_star * (1 - p_star)) / (q_star - p_star) ** 2
+    return var if exact else float(var)
+
+
+# ------------------------------------------------------------------ design matrix
+
+def _candidates(candidates: Any) -> tuple[str | bytes, ...]:
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, (Sequence, np.ndarray)):
+        raise TypeError(f"candidates must be a sequence of str or bytes, not {type(candidates).__name__}")
+    out = tuple(candidates)
+    if not out:
+        raise ValueError("candidates is empty; give at least one candidate string")
+    seen: dict[bytes, int] = {}
+    for i, c in enumerate(out):
+        if isinstance(c, str):
+            key = c.encode("utf-8", errors="surrogatepass")
+        elif isinstance(c, (bytes, bytearray)):
+            key = bytes(c)
+        else:
+            raise TypeError(f"candidates[{i}]={c!r} must be a str or bytes, not {type(c).__name__}")
+        if key in seen:
+            raise ValueError(f"candidates[{i}]={c!r} repeats candidates[{seen[key]}] (the same bytes); "
+                             f"candidates must be distinct")
+        seen[key] = i
+    return out
+
+
+def _bloom_table(candidates: tuple, num_cohorts: int, k: int, h: int) -> np.ndarray:
+    """(num_cohorts·M, k) bool: row j·M + m = the Bloom filter of candidate m in cohort j, from
+    ``vetdp.impl.rappor.bloom_filter_matrix`` (the mechanism's own hash: one definition)."""
+    from vetdp.impl.rappor import bloom_filter_matrix
+
+    m = len(candidates)
+    return bloom_filter_matrix(list(candidates) * num_cohorts, np.repeat(np.arange(num_cohorts, dtype=np.int64), m),
+                               k, h)
+
+
+def _shape(num_cohorts: object, k: object, h: object) -> tuple[int, int, int]:
+    num_cohorts = check_int("num_cohorts", num_cohorts, lo=1)
+    k = check_int("k", k, lo=1)
+    h = check_int("h", h, lo=1)
+    if h > k:
+        raise ValueError(f"h={h!r} must be in [1, k={k}]")
+    return num_cohorts, k, h
+
+
+def candidate_design_matrix(candidates: Sequence[str | bytes], num_cohorts: int, k: int, h: int) -> np.ndarray:
+    """The (num_cohorts·k, M) bool matrix X: X[j·k + i, m] = bit i of candidate m's Bloom filter in cohort j.
+
+    Dense: 10**4 candidates × 64 cohorts × k = 128 take 82 MB; :func:`candidate_design_sparse` is the same matrix
+    in sparse form (what :func:`decode` uses). Preconditions: candidates a non-empty sequence of distinct str/bytes;
+    num_cohorts >= 1; 1 <= h <= k.
+    """
+    cands = _candidates(candidates)
+    num_cohorts, k, h = _shape(num_cohorts, k, h)
+    table = _bloom_table(cands, num_cohorts, k, h).reshape(num_cohorts, len(cands), k)
+    return np.ascontiguousarray(table.transpose(0, 2, 1).reshape(num_cohorts * k, len(cands)))
+
+
+def candidate_design_sparse(candidates: Sequence[str | bytes], num_cohorts: int, k: int, h: int) -> sp.csc_matrix:
+    """:func:`candidate_design_matrix` as a float64 CSC matrix (at most num_cohorts·h non-zeros per column)."""
+    cands = _candidates(candidates)
+    num_cohorts, k, h = _shape(num_cohorts, k, h)
+    m = len(cands)
+    pair, bit = np.nonzero(_bloom_table(cands, num_cohorts, k, h))  # pair = j·M + m
+    return sp.csc_matrix((np.ones(len(pair)), ((pair // m) * k + bit, pair % m)), shape=(num_cohorts * k, m))
+
+
+# ------------------------------------------------------------------ decoding
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RapporDecodeResult:
+    """The decoded counts, one entry per candidate (arrays of length M, read-only).
+
+    ``estimates[m]``: the estimated number of reports whose value is candidate m (0 when not selected; least-squares
+    estimates are not clipped, so a selected one may be negative or exceed ``num_reports``);
+    ``std_errors``, ``p_values`` (one-sided t-test of "count > 0"; NaN / 1 when not selected); ``significant``:
+    p_value < ``threshold`` = alpha/M (Bonferroni); ``confidence_intervals`` (M, 2): two-sided t-intervals at level
+    1 − alpha per candidate (NaN when not selected); ``selected``: kept by the lasso screen (and linearly
+    independent). ``background``: the fitted count of ones per bit not explained by the selected candidates
+    (intercept), ``lasso_penalty`` the sklearn alpha used, ``residual_std`` the OLS residual standard deviation,
+    ``cohort_sizes`` N_j.
+    """
+
+    candidates: tuple[str | bytes, ...]
+    estimates: np.ndarray
+    std_errors: np.ndarray
+    p_values: np.ndarray
+    significant: np.ndarray
+    threshold: float
+    confidence_intervals: np.ndarray
+    selected: np.ndarray
+    num_reports: int
+    alpha: float
+    background: float
+    lasso_penalty: float
+    residual_std: float
+    cohort_sizes: np.ndarray
+
+
+def lasso_penalty(noise_std: float, column_norm: float, num_rows: int, num_candidates: int) -> float:
+    """The sklearn ``Lasso`` alpha of the screen: noise_std·column_norm·sqrt(2 ln max(M, 2))/num_rows.
+
+    A candidate enters the positive lasso only when its column's correlation with the residual, divided by
+    num_rows, exceeds alpha; with Gaussian noise of standard deviation ``noise_std`` per row a candidate absent from
+    the data has that correlation N(0, (noise_std·‖column‖/num_rows)²), so this is the universal threshold
+    sqrt(2 ln M) in z units: few absent candidates pass, yet it sits below the final test's Bonferroni cut
+    (z ≈ sqrt(2 ln(M/alpha))), so the screen rarely drops what the test would call significant.
+    """
+    return noise_std * column_norm * math.sqrt(2 * math.log(max(num_candidates, 2))) / num_rows
+
+
+def _independent_columns(dense: np.ndarray) -> np.ndarray:
+    """Indices of a maximal set of linearly independent columns (QR with column pivoting), in increasing order."""
+    import scipy.linalg
+
+    if dense.shape[1] == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, r, piv = scipy.linalg.qr(dense, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r))
+    if not diag.size or diag[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    tol = diag[0] * max(dense.shape) * np.finfo(float).eps * 16
+    return np.sort(piv[: int(np.count_nonzero(diag > tol))])
+
+
+def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: int, h: int, f: float, p: float,
+           q: float, num_cohorts: int, alpha: float = 0.05) -> RapporDecodeResult:
+    """Estimate how many reports carry each candidate value (see :class:`RapporDecodeResult`).
+
+    Model (proofs/rappor_decoding.md): t̂_ji = Σ_m X[j·k+i, m]·(N_j/N)·x_m + b·(N_j/N) + noise, x_m the number of
+    reports of candidate m, b the background. A positive lasso (sklearn, penalty :func:`lasso_penalty`) screens
+    the candidates, at most 80% of the rows' number enter; ordinary least squares (statsmodels) on the screened
+    ones gives estimates, standard errors, one-sided p-values and 1 − alpha intervals; significant: p < alpha/M.
+
+    Preconditions: reports (n, k) bits with n >= 1; cohorts n ints in [0, num_cohorts); candidates non-empty and
+    distinct; 1 <= h <= k; f, p, q as :func:`rappor_report_probabilities`; alpha in (0, 1).
+    """
+    import statsmodels.api as sm
+    from scipy import stats
+    from sklearn.linear_model import Lasso
+
+    num_cohorts, k, h = _shape(num_cohorts, k, h)
+    alpha = check_float("alpha", alpha)
+    check_interval("alpha", alpha, 0, 1, lo_closed=False, hi_closed=False)
+    cands = _candidates(candidates)
+    arr = _reports(reports, k)
+    if arr.shape[0] == 0:
+        raise ValueError("reports is empty; decode needs at least one report")
+    t_hat, sizes = estimate_bit_counts(arr, cohorts, num_cohorts, f, p, q)
+    q_star, p_star = rappor_report_probabilities(f, p, q)
+    n, m = arr.shape[0], len(cands)
+
+    live = np.flatnonzero(sizes)  # cohorts without reports carry no rows
+    weights = np.repeat(sizes[live] / n, k)
+    row_ids = (live[:, None] * k + np.arange(k)[None, :]).ravel()
+    design = sp.diags(weights) @ candidate_design_sparse(cands, num_cohorts, k, h)[row_ids]
+    design = sp.csc_matrix(design)
+    y = t_hat[live].ravel()
+    rows = len(y)
+
+    bit_var = float(max(p_star * (1 - p_star), q_star * (1 - q_star)))
+    # at least half a count: counts are integers, so a finer noise level carries no meaning (and q* = 1, p* = 0
+    # would otherwise give an unpenalized lasso)
+    noise_std = max(math.sqrt(float(sizes.max()) * bit_var) / float(q_star - p_star), 0.5)
+    norms = np.sqrt(np.asarray(design.multiply(design).sum(axis=0)).ravel())
+    penalty = lasso_penalty(noise_std, float(norms.max()), rows, m)
+    lasso = Lasso(alpha=penalty, positive=True, fit_intercept=True, max_iter=5000, tol=1e-6)
+    lasso.fit(design, y)
+    coef = lasso.coef_
+    chosen = np.flatnonzero(coef > 0)
+    cap = int(MAX_SELECTED_FRACTION * rows) - 1  # leave the background column and >= 1 residual degree of freedom
+    if len(chosen) > cap:
+        chosen = np.sort(chosen[np.argsort(-coef[chosen], kind="stable")[:max(cap, 0)]])
+
+    background = weights[:, None]  # never a zero column: every live cohort has N_j > 0
+    columns = design[:, chosen].toarray()
+    # candidates whose columns are linearly dependent given the background are not identifiable: drop them
+    beside = columns - background @ (background.T @ columns) / float((background * background).sum())
+    chosen = chosen[_independent_columns(beside)]
+    fit = sm.OLS(y, np.hstack([background, design[:, chosen].toarray()])).fit()
+
+    estimates = np.zeros(m)
+    std_errors = np.full(m, np.nan)
+    p_values = np.ones(m)
+    intervals = np.full((m, 2), np.nan)
+    selected = np.zeros(m, dtype=bool)
+    selected[chosen] = True
+    params, bse = np.asarray(fit.params), np.asarray(fit.bse)
+    estimates[chosen] = params[1:]
+    std_errors[chosen] = bse[1:]
+    df = float(fit.df_resid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_values = params[1:] / bse[1:]
+    t_values = np.where(bse[1:] > 0, t_values, np.where(params[1:] > 0, np.inf, 0.0))
+    p_values[chosen] = stats.t.sf(t_values, df) if df > 0 else 1.0
+    if df > 0:
+        half = stats.t.ppf(1 - alpha / 2, df) * bse[1:]
+        intervals[chosen, 0] = params[1:] - half
+        intervals[chosen, 1] = params[1:] + half
+    threshold = alpha / m
+    significant = selected & (p_values < threshold)
+    out = [estimates, std_errors, p_values, significant, intervals, selected, sizes.copy()]
+    for a in out:
+        a.setflags(write=False)
+    return RapporDecodeResult(cands, estimates, std_errors, p_values, significant, threshold, intervals, selected,
+                              n, alpha, float(params[0]), penalty, float(math.sqrt(fit.scale)) if df > 0 else 0.0,
+                              out[-1])
+
+
+# ------------------------------------------------------------------ simulation (test path, not production)
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RapporSimulation:
+    """A simulated population with known truth: ``candidates`` (the list a decoder gets), ``true_counts`` (reports
+    per candidate; decoys 0), ``extra_values``/``extra_counts`` (reported strings not among the candidates), and the
+    randomized ``reports`` with their ``cohorts``; ``params``: k, h, f, p, q, num_cohorts, seed."""
+
+    candidates: tuple[str, ...]
+    true_counts: np.ndarray
+    extra_values: tuple[str, ...]
+    extra_counts: np.ndarray
+    reports: np.ndarray
+    cohorts: np.ndarray
+    params: dict
+
+    @property
+    def num_reports(self) -> int:
+        return int(self.reports.shape[0])
+
+
+def _zipf_counts(rng: np.random.Generator, sizes: int, total: int, exponent: float) -> np.ndarray:
+    weights = np.arange(1, sizes + 1, dtype=float) ** -exponent
+    return rng.multinomial(total, weights / weights.sum())
+
+
+def simulate_population(num_candidates: int, num_reports: int, num_cohorts: int, *, k: int, h: int, f: float,
+                        p: float, q: float, zipf_exponent: float = 1.0, num_extra: int = 0,
+                        num_decoys: int | None = None, seed: int) -> RapporSimulation:
+    """A seeded simulated RAPPOR collection with known truth — a test and simulation path, NOT a production path:
+    the population is drawn from ``numpy.random.default_rng(seed)`` and the randomization runs under
+    ``SeededSource(seed)``, so the same seed gives the same reports.
+
+    The candidate list has ``num_candidates`` strings; ``num_decoys`` of them (default num_candidates // 2) are
+    reported by nobody; the others and ``num_extra`` non-candidate strings share the ``num_reports`` reports by a
+    Zipf law of exponent ``zipf_exponent`` over a seeded random ranking. Every report is one client's (independent),
+    its cohort uniform in [0, num_cohorts); Bloom filters, permanent and instantaneous randomized response come from
+    vetdp.impl.rappor.
+
+    Preconditions: num_candidates >= 1, num_reports >= 1, num_cohorts >= 1, 0 <= num_decoys < num_candidates (some
+    candidate must be reported) unless num_extra >= 1, num_extra >= 0, zipf_exponent >= 0, seed an int; k, h, f, p,
+    q as :func:`decode`.
+    """
+    from vetdp.impl.rappor import bloom_filter_matrix, rappor_instantaneous_batch, rappor_permanent_batch
+    from vetdp.sampling.sources import SeededSource, use_source
+
+    num_candidates = check_int("num_candidates", num_candidates, lo=1)
+    num_reports = check_int("num_reports", num_reports, lo=1)
+    num_cohorts, k, h = _shape(num_cohorts, k, h)
+    num_extra = check_int("num_extra", num_extra, lo=0)
+    decoys = num_candidates // 2 if num_decoys is None else check_int("num_decoys", num_decoys, lo=0,
+                                                                       hi=num_candidates)
+    if decoys == num_candidates and num_extra == 0:
+        raise ValueError(f"num_decoys={decoys}: at least one candidate or extra string must be reported "
+                         f"(num_decoys < num_candidates={num_candidates} or num_extra >= 1)")
+    zipf_exponent = check_float("zipf_exponent", zipf_exponent)
+    check_interval("zipf_exponent", zipf_exponent, 0, None, lo_closed=True, hi_closed=False)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed={seed!r} must be an int")
+    _rates(f, p, q)
+    rng = np.random.default_rng(int(seed))
+    reported = num_candidates - decoys
+    candidates = tuple(f"cand-{i:06d}" for i in range(reported)) + tuple(f"decoy-{i:06d}" for i in range(decoys))
+    extras = tuple(f"extra-{i:06d}" for i in range(num_extra))
+    population = list(candidates[:reported]) + list(extras)
+    ranking = rng.permutation(len(population))  # ranking[r] = the value at Zipf rank r + 1
+    by_rank = _zipf_counts(rng, len(population), num_reports, zipf_exponent)
+    counts = np.zeros(len(population), dtype=np.int64)
+    counts[ranking] = by_rank
+    value_ids = rng.permutation(np.repeat(np.arange(len(population)), counts))
+    cohorts = rng.integers(0, num_cohorts, size=num_reports, dtype=np.int64)
+    values = [population[i] for i in value_ids.tolist()]
+    bloom = bloom_filter_matrix(values, cohorts, k, h)
+    with use_source(SeededSource(b"vetdp-rappor-simulation" + int(seed).to_bytes(16, "big", signed=True))):
+        reports = rappor_instantaneous_batch(rappor_permanent_batch(bloom, f), p, q)
+    true_counts = np.concatenate([counts[:reported], np.zeros(decoys, dtype=np.int64)])
+    params = {"k": k, "h": h, "f": f, "p": p, "q": q, "num_cohorts": num_cohorts, "seed": int(seed)}
+    return RapporSimulation(candidates, true_counts, extras, counts[reported:], reports, cohorts, params)
+
+
+@dataclasses.dataclass(frozen=True)
+class RapporScore:
+    """How a decode compares with the truth of a simulation.
+
+    recall = found / present (present: candidates with a true count > 0; found: those of them significant);
+    false_discoveries: significant candidates with true count 0, out of ``absent``; coverage = covered / selected
+    (selected candidates whose interval contains the true count).
+    """
+
+    present: int
+    found: int
+    absent: int
+    false_discoveries: int
+    selected: int
+    covered: int
+    significant: int
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.present if self.present else float("nan")
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.selected if self.selected else float("nan")
+
+    @property
+    def false_discovery_proportion(self) -> float:
+        return self.false_discoveries / self.significant if self.significant else 0.0
+
+
+def score_decode(result: RapporDecodeResult, simulation: RapporSimulation) -> RapporScore:
+    """Score ``result`` against ``simulation``'s truth (see :class:`RapporScore`); the candidate lists must match."""
+    if not isinstance(result, RapporDecodeResult):
+        raise TypeError(f"result must be a RapporDecodeResult, not {type(result).__name__}")
+    if not isinstance(simulation, RapporSimulation):
+        raise TypeError(f"simulation must be a RapporSimulation, not {type(simulation).__name__}")
+    if tuple(result.candidates) != tuple(simulation.candidates):
+        raise ValueError("result.candidates differs from simulation.candidates; score a decode of this simulation")
+    truth = simulation.true_counts
+    present = truth > 0
+    lo, hi = result.confidence_intervals[:, 0], result.confidence_intervals[:, 1]
+    covered = result.selected & (lo <= truth) & (truth <= hi)
+    return RapporScore(present=int(present.sum()), found=int((result.significant & present).sum()),
+                       absent=int((~present).sum()), false_discoveries=int((result.significant & ~present).sum()),
+                       selected=int(result.selected.sum()), covered=int(covered.sum()),
+                       significant=int(result.significant.sum()))

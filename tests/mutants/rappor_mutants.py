@@ -1,0 +1,86 @@
+"""Wrong variants of make_rappor_report and make_rappor_reports (impl/rappor.py), each with one defect."""
+
+import dataclasses
+import math
+
+from vetdp.impl.rappor import (
+    RAPPOR_EPSILON_ONE,
+    _instantaneous,
+    _permanent,
+    make_rappor_report,
+    make_rappor_reports,
+    rappor_flip_probability,
+)
+from vetdp.sampling.primitives import sample_bernoulli_float
+
+
+def _with_map(m, epsilon: float):
+    return dataclasses.replace(m, privacy_map=lambda d_in: 0.0 if d_in == 0 else epsilon)
+
+
+def reports_not_memoized(input_domain, input_metric, f, p, q, reports, constant_time=False):
+    """Defect: every report draws a fresh permanent response (no memoization), while the map still says ε∞."""
+    m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
+    r = rappor_flip_probability(f)
+    return dataclasses.replace(m, function=lambda bits: tuple(
+        _instantaneous(_permanent(bits, r, constant_time), p, q, constant_time) for _ in range(reports)))
+
+
+def reports_map_is_epsilon_one(input_domain, input_metric, f, p, q, reports, constant_time=False):
+    """Defect: n memoized reports claimed at the one-report bound ε₁."""
+    m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
+    one = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    return _with_map(m, one.map(1))
+
+
+def reports_accept_f_zero(input_domain, input_metric, f, p, q, reports, constant_time=False):
+    """Defect: f = 0 accepted for repeated reports (treated as f = 2**-1074)."""
+    return make_rappor_reports(input_domain, input_metric, f if f != 0 else 5e-324, p, q, reports, constant_time)
+
+
+def epsilon_one_with_p_q(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: ε₁ = h·ln(q(1 − p)/(p(1 − q))) from p and q, not p* and q*: it ignores the permanent noise
+    (infinite when p = 0 or q = 1)."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    h = input_domain.max_weight
+    eps = h * math.log(q * (1 - p) / (p * (1 - q))) if 0 < p and q < 1 else math.inf
+    return _with_map(m, eps)
+
+
+def epsilon_one_without_h(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: the map forgets the factor h (the loss of a single set bit)."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    hh = min(input_domain.max_weight, input_domain.length)
+    return _with_map(m, m.map(1) / hh)
+
+
+def epsilon_one_paper_formula_always(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect (loose, not unsound): the paper's h'·ln(q*(1 − p*)/(p*(1 − q*))) also when 2h' > k, where at most k
+    bits can differ."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    hh = min(input_domain.max_weight, input_domain.length)
+    env = {"r": rappor_flip_probability(f), "p": p, "q": q, "a": hh, "b": hh}
+    return _with_map(m, RAPPOR_EPSILON_ONE.to_float(env))
+
+
+def prr_round_to_nearest(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: the permanent flip probability f/2 rounded to nearest (0 for f = 2**-1074: no permanent noise)."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    r = f / 2
+    return dataclasses.replace(m, function=lambda bits: _instantaneous(_permanent(bits, r, constant_time), p, q,
+                                                                       constant_time))
+
+
+def prr_flips_with_f(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: the permanent response flips each bit with probability f instead of f/2."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    return dataclasses.replace(m, function=lambda bits: _instantaneous(_permanent(bits, f, constant_time), p, q,
+                                                                       constant_time))
+
+
+def irr_swaps_p_and_q(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: the instantaneous response reports a 1 w.p. p for a set bit and q for a clear one."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    r = rappor_flip_probability(f)
+    return dataclasses.replace(m, function=lambda bits: tuple(
+        sample_bernoulli_float(p if b else q, constant_time) for b in _permanent(bits, r, constant_time)))

@@ -1,0 +1,410 @@
+"""RAPPOR decoding (impl/rappor_decoding.py, specs/rappor_decoding.py): exact t̂ moments against an independent brute
+force, the design matrix against the Bloom filters, recovery of known counts, the spec's clauses catching wrong
+estimators and decoders, the seeded simulation, and input validation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from vetdp.engine.estimators import check_estimator_spec
+from vetdp.engine.registry import CheckOptions
+from vetdp.engine.results import Status
+from vetdp.engine.runner import RunConfig
+from vetdp.impl import rappor_decoding as dec
+from vetdp.impl.rappor import bloom_filter, bloom_filter_matrix
+from vetdp.impl.rappor_decoding import (
+    RapporDecodeResult,
+    bit_count_variance,
+    candidate_design_matrix,
+    candidate_design_sparse,
+    decode,
+    estimate_bit_counts,
+    rappor_report_probabilities,
+    score_decode,
+    simulate_population,
+)
+from vetdp.specs import rappor_decoding as spec
+
+PAPER = {"f": 0.5, "p": 0.5, "q": 0.75}
+
+
+def paper_rates(f: float, p: float, q: float) -> tuple[Fraction, Fraction]:
+    """q*, p* as the paper writes them (independent of the implementation)."""
+    ff, fp, fq = Fraction(f), Fraction(p), Fraction(q)
+    return ff * (fp + fq) / 2 + (1 - ff) * fq, ff * (fp + fq) / 2 + (1 - ff) * fp
+
+
+# ------------------------------------------------------------------ t̂ exactly
+
+@pytest.mark.parametrize("f,p,q", [(0.5, 0.5, 0.75), (0.0, 0.25, 0.75), (0.875, 0.0, 1.0), (0.3, 0.1, 0.7)])
+def test_report_probabilities_equal_paper_formula(f, p, q):
+    assert rappor_report_probabilities(f, p, q) == paper_rates(f, p, q)
+
+
+def _brute_moments(bloom: list[tuple[bool, ...]], f: float, p: float, q: float):
+    """E[t̂_i] and Var[t̂_i] per bit by summing over every joint report (2**(n·k) outcomes), t̂ by hand."""
+    q_star, p_star = paper_rates(f, p, q)
+    n, k = len(bloom), len(bloom[0])
+    mean = [Fraction(0)] * k
+    second = [Fraction(0)] * k
+    for flat in itertools.product((0, 1), repeat=n * k):
+        prob = Fraction(1)
+        for idx, s in enumerate(flat):
+            one = q_star if bloom[idx // k][idx % k] else p_star
+            prob *= one if s else 1 - one
+        for i in range(k):
+            c = sum(flat[r * k + i] for r in range(n))
+            t_hat = (c - p_star * n) / (q_star - p_star)
+            mean[i] += prob * t_hat
+            second[i] += prob * t_hat * t_hat
+    return mean, [s - m * m for s, m in zip(second, mean, strict=True)]
+
+
+@pytest.mark.parametrize("bloom,rates", [
+    ([(True, False), (False, True), (True, True)], (0.5, 0.5, 0.75)),
+    ([(True, False, True), (False, False, False)], (0.25, 0.125, 0.875)),
+    ([(True,), (False,), (True,), (True,)], (0.0, 0.25, 0.75)),
+])
+def test_estimate_and_variance_equal_brute_force(bloom, rates):
+    mean, var = _brute_moments(bloom, *rates)
+    n, k = len(bloom), len(bloom[0])
+    truth = [sum(row[i] for row in bloom) for i in range(k)]
+    assert mean == [Fraction(t) for t in truth]
+    assert var == [bit_count_variance(t, n, *rates, exact=True) for t in truth]
+    # and the implementation's t̂ equals the hand formula on every count
+    q_star, p_star = paper_rates(*rates)
+    for c in range(n + 1):
+        reports = np.array([[r < c] * k for r in range(n)], dtype=bool)
+        t_hat, sizes = estimate_bit_counts(reports, np.zeros(n, dtype=int), 1, *rates, exact=True)
+        assert list(sizes) == [n]
+        assert all(v == (c - p_star * n) / (q_star - p_star) for v in t_hat[0])
+
+
+def test_variance_known_value():
+    # f = 0, p = 1/4, q = 3/4: q*(1 − q*) = p*(1 − p*) = 3/16 and (q* − p*)² = 1/4, so Var = 3N/4 for any T
+    assert bit_count_variance(2, 8, 0.0, 0.25, 0.75, exact=True) == 6
+    assert bit_count_variance(0, 8, 0.0, 0.25, 0.75) == 6.0
+
+
+def test_float_mode_is_the_exact_value_rounded():
+    rng = np.random.default_rng(5)
+    reports = rng.random((500, 7)) < 0.4
+    cohorts = rng.integers(0, 3, 500)
+    exact, sizes = estimate_bit_counts(reports, cohorts, 3, **PAPER, exact=True)
+    approx, sizes2 = estimate_bit_counts(reports, cohorts, 3, **PAPER)
+    assert list(sizes) == list(sizes2) == list(np.bincount(cohorts, minlength=3))
+    for j, i in itertools.product(range(3), range(7)):
+        assert abs(Fraction(float(approx[j, i])) - exact[j, i]) <= abs(exact[j, i]) * Fraction(1, 2**48) + 2**-40
+    # counts per cohort by hand
+    for j in range(3):
+        c = reports[cohorts == j].sum(axis=0)
+        q_star, p_star = paper_rates(**PAPER)
+        assert [exact[j, i] for i in range(7)] == [(int(ci) - p_star * int(sizes[j])) / (q_star - p_star) for ci in c]
+
+
+def test_empty_cohort_estimates_zero():
+    t_hat, sizes = estimate_bit_counts(np.ones((2, 3), dtype=bool), [0, 0], 3, **PAPER)
+    assert list(sizes) == [2, 0, 0]
+    assert (t_hat[1:] == 0).all()
+
+
+# ------------------------------------------------------------------ the spec catches wrong estimators
+
+def wrong_p_estimator(reports, cohorts, num_cohorts, f, p, q, exact=False):
+    """The mutant: the instantaneous p and q in place of p* and q* (forgets the permanent response)."""
+    counts = np.zeros((num_cohorts, np.asarray(reports).shape[1]), dtype=object)
+    sizes = np.bincount(np.asarray(cohorts), minlength=num_cohorts)
+    for row, j in zip(np.asarray(reports), np.asarray(cohorts), strict=True):
+        counts[j] += row.astype(int)
+    fp, fq = Fraction(p), Fraction(q)
+    est = np.array([[(int(c) - fp * int(sizes[j])) / (fq - fp) for c in counts[j]] for j in range(num_cohorts)],
+                   dtype=object)
+    return (est if exact else est.astype(float)), sizes
+
+
+def test_estimator_spec_passes_through_the_engine():
+    results = list(check_estimator_spec(spec.ESTIMATOR, RunConfig(max_examples=4)))
+    by = {r.check: r.status for r in results}
+    assert by["estimator.unbiased"] is Status.PASS
+    assert by["estimator.variance"] is Status.PASS
+    assert all(r.status is Status.PASS for r in results if r.check.startswith("precondition["))
+    assert sum(r.check.startswith("precondition[") for r in results) == len(spec.ESTIMATOR_BAD)
+
+
+def test_estimator_spec_rejects_p_in_place_of_p_star():
+    results = list(check_estimator_spec(spec.ESTIMATOR, RunConfig(), estimator=wrong_p_estimator,
+                                        only_params=spec.ESTIMATOR.examples[0]))
+    by = {r.check: r for r in results}
+    assert by["estimator.unbiased"].status is Status.FAIL
+    assert "biased" in by["estimator.unbiased"].message
+    ok, msg = spec.stated_law_check(estimator=wrong_p_estimator)
+    assert not ok and "E[t̂]" in msg
+
+
+def test_estimator_spec_rejects_a_wrong_variance():
+    def unsquared(t, n, f, p, q, exact=False):  # forgets to square q* − p*
+        q_star, p_star = rappor_report_probabilities(f, p, q)
+        return (t * q_star * (1 - q_star) + (n - t) * p_star * (1 - p_star)) / (q_star - p_star)
+
+    results = list(check_estimator_spec(spec.ESTIMATOR, RunConfig(), variance=unsquared,
+                                        only_params=spec.ESTIMATOR.examples[0]))
+    assert {r.check: r.status for r in results}["estimator.variance"] is Status.FAIL
+    ok, msg = spec.stated_law_check(variance=unsquared)
+    assert not ok and "Var" in msg
+
+
+def test_stated_law_check_passes_and_never_on_nothing():
+    ok, msg = spec.stated_law_check()
+    assert ok, msg
+    assert "9 cohorts" in msg
+    assert spec.stated_law_check(cases=[]) == (False, "no cohort was checked (no cases given)")
+
+
+# ------------------------------------------------------------------ design matrix
+
+def test_design_matrix_rows_are_bloom_bits():
+    candidates = ["a", "bb", b"\xff\x00", "é", "word"]
+    k, h, cohorts = 8, 3, 3
+    x = candidate_design_matrix(candidates, cohorts, k, h)
+    assert x.shape == (cohorts * k, len(candidates)) and x.dtype == bool
+    for j, (m, c) in itertools.product(range(cohorts), enumerate(candidates)):
+        assert tuple(x[j * k:(j + 1) * k, m]) == bloom_filter(c, j, k, h)
+    assert (candidate_design_sparse(candidates, cohorts, k, h).toarray() == x).all()
+
+
+def test_design_matrix_equals_the_mechanism_bloom_filters_at_scale():
+    candidates = [f"cand-{i}" for i in range(400)]
+    x = candidate_design_sparse(candidates, 5, 128, 2).toarray().astype(bool)
+    table = bloom_filter_matrix(candidates * 5, np.repeat(np.arange(5), 400), 128, 2)
+    assert (x == table.reshape(5, 400, 128).transpose(0, 2, 1).reshape(5 * 128, 400)).all()
+
+
+def test_design_matrix_collisions_count_once():
+    x = candidate_design_sparse([f"v{i}" for i in range(200)], 2, 2, 2)  # k = 2, h = 2: many collisions
+    assert set(np.unique(x.data)) == {1.0}
+    assert (x.toarray() == candidate_design_matrix([f"v{i}" for i in range(200)], 2, 2, 2)).all()
+
+
+# ------------------------------------------------------------------ decode
+
+def _balanced(candidates, counts, num_cohorts, k, h):
+    values = [c for c, n in zip(candidates, counts, strict=True) for _ in range(n)]
+    cohorts = np.array([r % num_cohorts for n in counts for r in range(n)], dtype=np.int64)
+    return bloom_filter_matrix(values, cohorts, k, h), cohorts
+
+
+def test_decode_noiseless_recovers_counts_exactly():
+    candidates = [f"w{i}" for i in range(30)]
+    counts = [4 * (10 + 3 * i) if i < 20 else 0 for i in range(30)]
+    reports, cohorts = _balanced(candidates, counts, 4, 16, 2)
+    res = decode(reports, cohorts, candidates, k=16, h=2, f=0.0, p=0.0, q=1.0, num_cohorts=4)
+    assert isinstance(res, RapporDecodeResult)
+    assert np.abs(res.estimates - np.array(counts)).max() < 1e-6
+    assert list(res.significant) == [n > 0 for n in counts]
+    assert res.num_reports == sum(counts) and res.threshold == 0.05 / 30
+    assert list(res.cohort_sizes) == [sum(counts) // 4] * 4
+    assert not res.estimates.flags.writeable
+
+
+def test_decode_result_fields_are_consistent():
+    sim = simulate_population(40, 20_000, 8, k=32, h=2, f=0.25, p=0.25, q=0.75, zipf_exponent=0.5, seed=2)
+    res = decode(sim.reports, sim.cohorts, sim.candidates, k=32, h=2, f=0.25, p=0.25, q=0.75, num_cohorts=8,
+                 alpha=0.1)
+    sel = res.selected
+    assert res.confidence_intervals.shape == (40, 2)
+    assert np.isnan(res.confidence_intervals[~sel]).all() and (res.estimates[~sel] == 0).all()
+    assert (res.p_values[~sel] == 1).all() and not res.significant[~sel].any()
+    lo, hi = res.confidence_intervals[sel].T
+    assert (lo < res.estimates[sel]).all() and (res.estimates[sel] < hi).all()
+    assert (res.significant == (sel & (res.p_values < 0.1 / 40))).all()
+    # the half-width is t_{1-alpha/2, df}·se
+    assert np.allclose(hi - res.estimates[sel], (hi - lo) / 2)
+    assert res.lasso_penalty > 0 and res.residual_std > 0
+
+
+BAD_DECODE = [
+    ("empty_candidates", {"candidates": []}, ValueError, "candidates"),
+    ("candidates_str", {"candidates": "abc"}, TypeError, "candidates"),
+    ("candidate_int", {"candidates": ["a", 3]}, TypeError, "candidates[1]"),
+    ("duplicate_candidates", {"candidates": ["a", "b", "a"]}, ValueError, "candidates[2]"),
+    ("duplicate_str_bytes", {"candidates": ["a", b"a"]}, ValueError, "candidates[1]"),
+    ("k_mismatch", {"k": 8}, ValueError, "k=8"),
+    ("h_above_k", {"h": 5}, ValueError, "h=5"),
+    ("h_zero", {"h": 0}, ValueError, "h=0"),
+    ("cohort_out_of_range", {"num_cohorts": 1}, ValueError, "num_cohorts=1"),
+    ("alpha_zero", {"alpha": 0.0}, ValueError, "alpha"),
+    ("alpha_one", {"alpha": 1.0}, ValueError, "alpha"),
+    ("f_one", {"f": 1.0}, ValueError, "f=1.0"),
+    ("p_not_below_q", {"p": 0.75}, ValueError, "p=0.75"),
+    ("no_reports", {"reports": np.zeros((0, 4), dtype=bool), "cohorts": np.zeros(0, dtype=int)}, ValueError,
+     "reports"),
+    ("reports_not_bits", {"reports": np.full((2, 4), 2)}, ValueError, "reports"),
+    ("cohorts_short", {"cohorts": np.array([0])}, ValueError, "cohorts"),
+]
+
+
+@pytest.mark.parametrize("name,change,error,text", BAD_DECODE, ids=[b[0] for b in BAD_DECODE])
+def test_decode_rejects_bad_input(name, change, error, text):
+    args = {"reports": np.zeros((2, 4), dtype=bool), "cohorts": np.array([0, 1]), "candidates": ["a", "b"],
+            "k": 4, "h": 2, "f": 0.5, "p": 0.25, "q": 0.75, "num_cohorts": 2}
+    args.update(change)
+    with pytest.raises(error, match=None) as info:
+        decode(args.pop("reports"), args.pop("cohorts"), args.pop("candidates"), **args)
+    assert text in str(info.value)
+
+
+def test_design_and_estimates_reject_bad_shapes():
+    with pytest.raises(ValueError, match="h=3 must be in"):
+        candidate_design_matrix(["a"], 2, 2, 3)
+    with pytest.raises(ValueError, match="num_cohorts=0"):
+        candidate_design_sparse(["a"], 0, 4, 1)
+    with pytest.raises(ValueError, match="true_count=5"):
+        bit_count_variance(5, 4, **PAPER)
+    with pytest.raises(ValueError, match="p=0.5, q=0.5"):
+        rappor_report_probabilities(0.5, 0.5, 0.5)
+    with pytest.raises(TypeError, match="exact"):
+        estimate_bit_counts(np.ones((1, 2), dtype=bool), [0], 1, **PAPER, exact=1)
+
+
+# ------------------------------------------------------------------ simulation and scoring
+
+def test_simulation_is_seeded_and_its_truth_adds_up():
+    kw = {"k": 16, "h": 2, "f": 0.5, "p": 0.5, "q": 0.75, "num_extra": 3, "seed": 11}
+    a = simulate_population(20, 3000, 4, **kw)
+    b = simulate_population(20, 3000, 4, **kw)
+    c = simulate_population(20, 3000, 4, **{**kw, "seed": 12})
+    assert (a.reports == b.reports).all() and (a.cohorts == b.cohorts).all()
+    assert not (a.reports == c.reports).all()
+    assert a.reports.shape == (3000, 16) and a.num_reports == 3000
+    assert int(a.true_counts.sum() + a.extra_counts.sum()) == 3000
+    assert (a.true_counts[10:] == 0).all() and len(a.candidates) == 20  # the default: half the candidates are decoys
+    assert all(c.startswith("decoy-") for c in a.candidates[10:]) and len(a.extra_values) == 3
+    assert set(np.unique(a.cohorts)) <= set(range(4))
+
+
+def test_simulation_rejects_bad_parameters():
+    kw = {"k": 16, "h": 2, "f": 0.5, "p": 0.5, "q": 0.75, "seed": 1}
+    with pytest.raises(ValueError, match="num_decoys=4"):
+        simulate_population(4, 10, 2, num_decoys=4, **kw)
+    with pytest.raises(ValueError, match="zipf_exponent"):
+        simulate_population(4, 10, 2, zipf_exponent=-1.0, **kw)
+    with pytest.raises(TypeError, match="seed"):
+        simulate_population(4, 10, 2, **{**kw, "seed": 1.5})
+    with pytest.raises(ValueError, match="num_reports=0"):
+        simulate_population(4, 0, 2, **kw)
+
+
+def test_score_counts_by_hand():
+    sim = simulate_population(6, 100, 2, k=8, h=1, f=0.5, p=0.5, q=0.75, num_decoys=3, seed=0)
+    truth = sim.true_counts
+    est = truth.astype(float)
+    sel = np.array([True, True, False, True, False, False])
+    ci = np.full((6, 2), np.nan)
+    ci[0] = (truth[0] - 1, truth[0] + 1)  # covers
+    ci[1] = (truth[1] + 1, truth[1] + 2)  # misses
+    ci[3] = (-1.0, 1.0)  # decoy, covers 0
+    sig = np.array([True, False, False, True, False, False])
+    res = RapporDecodeResult(sim.candidates, est, est, est, sig, 0.01, ci, sel, 100, 0.05, 0.0, 1.0, 1.0,
+                             np.array([50, 50]))
+    s = score_decode(res, sim)
+    assert (s.present, s.found, s.absent, s.false_discoveries, s.selected, s.covered, s.significant) == (
+        3, 1, 3, 1, 3, 2, 2)
+    assert s.recall == 1 / 3 and s.coverage == 2 / 3 and s.false_discovery_proportion == 0.5
+    other = simulate_population(6, 100, 2, k=8, h=1, f=0.5, p=0.5, q=0.75, num_decoys=2, seed=0)
+    with pytest.raises(ValueError, match="candidates"):
+        score_decode(res, other)
+
+
+# ------------------------------------------------------------------ the pipeline clauses
+
+def test_binomial_bounds_exact():
+    assert spec.binomial_lower_bound(29, Fraction(19, 20), Fraction(1, 1000)) == 23
+    law = [math.comb(29, c) * Fraction(19, 20) ** c * Fraction(1, 20) ** (29 - c) for c in range(30)]
+    assert sum(law[:23]) <= Fraction(1, 1000) < sum(law[:24])
+    b = spec.binomial_upper_bound(30, Fraction(1, 1200), Fraction(1, 1000))
+    tail = lambda t: 1 - sum(math.comb(30, c) * Fraction(1, 1200) ** c * Fraction(1199, 1200) ** (30 - c)  # noqa: E731
+                             for c in range(t + 1))
+    assert tail(b) <= Fraction(1, 1000) < tail(b - 1)
+
+
+def test_provider_passes_and_is_selectable():
+    results = list(spec.check_rappor_decoding(CheckOptions()))
+    assert [r.check for r in results] == list(spec.CHECKS)
+    assert all(r.status is Status.PASS for r in results), [(r.check, r.message) for r in results]
+    only = list(spec.check_rappor_decoding(CheckOptions(pattern="stated_law")))
+    assert [r.check for r in only] == ["bit_counts.stated_law"]
+
+
+def test_pipeline_catches_p_in_place_of_p_star(monkeypatch):
+    monkeypatch.setattr(dec, "estimate_bit_counts", wrong_p_estimator)
+    out = spec.pipeline_checks()
+    assert not out["pipeline.coverage"][0], out["pipeline.coverage"][1]
+    ok, msg = spec.low_noise_check()  # f = 0: p* ≈ p, so the low-noise clause cannot tell; coverage does
+    assert ok, msg
+
+
+def test_pipeline_catches_narrow_intervals_and_no_correction():
+    def narrow(*args, **kwargs):
+        res = decode(*args, **kwargs)
+        mid = res.estimates[:, None]
+        narrower = mid + (res.confidence_intervals - mid) / 3
+        return RapporDecodeResult(**{**res.__dict__, "confidence_intervals": narrower})
+
+    assert not spec.pipeline_checks(decoder=narrow)["pipeline.coverage"][0]
+
+    def everything_significant(*args, **kwargs):
+        res = decode(*args, **kwargs)
+        return RapporDecodeResult(**{**res.__dict__, "significant": np.ones(len(res.candidates), dtype=bool)})
+
+    assert not spec.pipeline_checks(decoder=everything_significant)["pipeline.false_discoveries"][0]
+
+
+def test_pipeline_with_no_selection_is_not_a_pass():
+    def nothing(*args, **kwargs):
+        res = decode(*args, **kwargs)
+        none = np.zeros(len(res.candidates), dtype=bool)
+        return RapporDecodeResult(**{**res.__dict__, "selected": none, "significant": none})
+
+    out = spec.pipeline_checks(decoder=nothing)
+    assert not out["pipeline.coverage"][0] and "no candidate was selected" in out["pipeline.coverage"][1]
+
+
+GRID = [  # candidates, reports, cohorts, k
+    (100, 100_000, 16, 32),
+    (1_000, 300_000, 64, 64),
+    (10_000, 1_000_000, 128, 128),
+]
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("m,n,cohorts,k", GRID, ids=[f"M{g[0]}-N{g[1]}-C{g[2]}" for g in GRID])
+def test_pipeline_grid_deep(m, n, cohorts, k):
+    config = {"num_candidates": m, "num_decoys": m // 2, "num_reports": n, "num_cohorts": cohorts, "k": k, "h": 2,
+              "f": 0.25, "p": 0.25, "q": 0.75, "zipf_exponent": 1.0, "seed": 7, "alpha": 0.05}
+    out = spec.pipeline_checks(config)
+    assert out["pipeline.false_discoveries"][0], out["pipeline.false_discoveries"][1]
+    assert out["pipeline.coverage"][0], out["pipeline.coverage"][1]
+
+
+def test_decode_drops_unidentifiable_candidates():
+    # k = 2, h = 1, 3 cohorts: only 8 distinct Bloom patterns for 40 candidates, so most columns are dependent
+    sim = simulate_population(40, 4000, 3, k=2, h=1, f=0.0, p=0.25, q=0.75, num_decoys=0, seed=4)
+    res = decode(sim.reports, sim.cohorts, sim.candidates, k=2, h=1, f=0.0, p=0.25, q=0.75, num_cohorts=3)
+    design = candidate_design_matrix(sim.candidates, 3, 2, 1).astype(float)
+    weights = np.repeat(res.cohort_sizes / res.num_reports, 2)[:, None]
+    used = np.hstack([weights, design[:, res.selected] * weights])
+    assert np.linalg.matrix_rank(used) == used.shape[1] <= 6
+    assert np.isfinite(res.std_errors[res.selected]).all()
+
+
+@pytest.mark.deep
+def test_provider_deep_runs_the_larger_pipeline():
+    results = {r.check: r for r in spec.check_rappor_decoding(CheckOptions(deep=True, pattern="pipeline."))}
+    assert set(results) == {"pipeline.low_noise", "pipeline.coverage", "pipeline.false_discoveries"}
+    assert all(r.status is Status.PASS for r in results.values()), [(c, r.message) for c, r in results.items()]
+    assert "1000 candidates" in results["pipeline.coverage"].message
