@@ -162,8 +162,9 @@ from vetdp.cli.check import check  # noqa: E402
 from vetdp.cli.findings import findings  # noqa: E402
 from vetdp.cli.init import init  # noqa: E402
 from vetdp.cli.proofs import proofs  # noqa: E402
+from vetdp.cli.rappor import rappor  # noqa: E402
 from vetdp.cli.verify import verify  # noqa: E402
 from vetdp.cli.vet import vet  # noqa: E402
 
-for _command in (check, verify, proofs, account, plot, buffling, audit, vet, findings, init):
+for _command in (check, verify, proofs, account, plot, buffling, audit, vet, findings, init, rappor):
     main.add_command(_command)
