@@ -2,6 +2,9 @@
 
 Run:  .venv/bin/python benchmarks/bench_dask.py [--samples 400000] [--workers 2] [--batch]
       .venv/bin/python benchmarks/bench_dask.py --verify randomized_response_bitvec [--examples 200]
+      .venv/bin/python benchmarks/bench_dask.py --check [--deep]
+      .venv/bin/python benchmarks/bench_dask.py --buffling one-bf     (or: --buffling vet)
+      .venv/bin/python benchmarks/bench_dask.py --overhead            (the cost of task processes)
 
 Audits boolean randomized response (prob 0.75, claimed ε = ln 3) on x = True, x' = False with
 ``--samples`` samples per input, in chunks of 50,000 samples, each chunk from its own seeded
@@ -10,6 +13,11 @@ without a batch form does (``--batch`` uses vetdp's vectorised form instead, ~10
 where the cluster's overhead dominates unless the audit is very large). Prints the wall time
 of the serial run and of the Dask run (cluster start-up shown apart), the speed-up, and
 checks that both give the same tallies and bound.
+
+``--check`` times ``vetdp check`` (every spec, proof and provider of this project) and ``--buffling`` a buffling
+grid (``one-bf`` at m = 60: ε per y_d and the routes at every point; ``vet``: the seed's grid of a correct ratio
+function), each as two ``vetdp`` processes, serial and ``--workers N`` (cluster start-up and imports included), and
+checks that both write the same JSON report (timings aside).
 """
 
 from __future__ import annotations
@@ -63,11 +71,115 @@ def bench_verify(spec: str, impl: str, examples: int, workers: int) -> None:
         raise SystemExit("the Dask run's report differs from the serial run's")
 
 
+def _without_seconds(doc):
+    """The report without its timings: ``seconds`` fields, the command line, and a wall time written into a
+    message ("… in 0.53s", as the buffling provider's k6_m1e5 check does)."""
+    import re
+
+    if isinstance(doc, dict):
+        return {k: _without_seconds(v) for k, v in doc.items() if k not in ("seconds", "command")}
+    if isinstance(doc, list):
+        return [_without_seconds(v) for v in doc]
+    if isinstance(doc, str):
+        return re.sub(r"\bin \d+(\.\d+)?s\b", "in <t>s", doc)
+    return doc
+
+
+def bench_cli(label: str, args: list[str], workers: int) -> None:
+    """``vetdp ARGS --json FILE`` serially and with ``--workers``, as fresh processes: wall times and same report."""
+    import json
+    import resource
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    vetdp = str(Path(sys.executable).parent / "vetdp")
+    docs, times, cpus = [], [], []
+    for extra in ([], ["--workers", str(workers)]):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "r.json"
+            command = [vetdp, *args, *extra, "--json", str(out)]
+            print("  $", " ".join(command[:1] + [a if " " not in a else repr(a) for a in command[1:-2]]))
+            t0, c0 = time.perf_counter(), cpu()
+            done = subprocess.run(command, capture_output=True, text=True)
+            times.append(time.perf_counter() - t0)
+            cpus.append(cpu() - c0)
+            if done.returncode not in (0, 1):
+                raise SystemExit(f"exit {done.returncode}: {done.stderr[-2000:]}")
+            docs.append((done.returncode, _without_seconds(json.loads(out.read_text()))))
+    print(f"{label} (load average now {os.getloadavg()[0]:.2f}):")
+    print(f"serial        : {times[0]:7.1f} s wall, {cpus[0]:6.1f} s CPU")
+    print(f"dask, {workers} workers: {times[1]:7.1f} s wall, {cpus[1]:6.1f} s CPU in all processes (cluster start-up "
+          f"and the workers' imports included; same report: {docs[0] == docs[1]})")
+    print(f"speed-up      : {times[0] / times[1]:.2f}x")
+    if docs[0] != docs[1]:
+        a, b = (d[1].get("results", [d[1]]) for d in docs)
+        shown = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y and shown < 10:
+                shown += 1
+                keys = [k for k in x if x.get(k) != y.get(k)] if isinstance(x, dict) else ["?"]
+                print("  differs:", x.get("spec"), x.get("check"), {k: (str(x.get(k))[:120], str(y.get(k))[:120])
+                                                                    for k in keys})
+        longer = a if len(a) > len(b) else b
+        for x in longer[min(len(a), len(b)):][:10]:
+            print("  only in the", "serial" if longer is a else "Dask", "run:", x.get("spec"), x.get("check"))
+        print(f"  exit codes {docs[0][0]}, {docs[1][0]}; {len(a)} and {len(b)} results")
+        raise SystemExit("the Dask run's report differs from the serial run's")
+
+
+def _tiny(x):
+    return x + 1
+
+
+def _first(x):
+    import vetdp.engine.runner  # noqa: F401 - what a verify or check task imports first
+
+    return x
+
+
+def bench_overhead(workers: int, tasks: int = 500) -> None:
+    """What running tasks in task processes (so that time budgets hold) costs: the first task on each worker
+    (starting the process and importing the engine) and per task, against tasks run in the worker's thread."""
+    for budgets in (False, True):
+        with task_runner(workers=workers, budgets=budgets) as runner:
+            t0 = time.perf_counter()
+            runner.map(_first, list(range(workers)))
+            first = time.perf_counter() - t0
+            runner.map(_tiny, list(range(workers * 4)))
+            t0 = time.perf_counter()
+            runner.map(_tiny, list(range(tasks)))
+            each = (time.perf_counter() - t0) / tasks
+        where = "task processes" if budgets else "worker threads"
+        print(f"{where:15}: first task per worker {first:5.2f} s (engine import), then {each * 1e3:.2f} ms per task "
+              f"({tasks} tiny tasks on {workers} workers)")
+
+
+def _correct_ratio_file(tmp: str) -> str:
+    """A user's ratio function (exact, through vetdp's certified enclosure midpoint) written to a file, for vet."""
+    from pathlib import Path
+
+    path = Path(tmp) / "bench_user_ratio.py"
+    path.write_text("from vetdp.buffling.certified import ratio_enclosure\n\n"
+                    "def ratio(y_d, y_x, p, m):\n"
+                    "    return float(ratio_enclosure(y_d, y_x, p, m).mid)\n")
+    return f"{path}:ratio"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--verify", metavar="SPEC", help="benchmark a verify sweep of SPEC with vetdp's own implementation "
                     "instead of an audit (e.g. randomized_response_bitvec)")
     ap.add_argument("--examples", type=int, default=200, help="with --verify: parameter sets drawn")
+    ap.add_argument("--check", action="store_true", help="benchmark vetdp check (this project) instead")
+    ap.add_argument("--overhead", action="store_true", help="measure what task processes (budgets) cost")
+    ap.add_argument("--deep", action="store_true", help="with --check: vetdp check --deep")
+    ap.add_argument("--buffling", choices=["one-bf", "vet"], help="benchmark a buffling grid instead")
+    ap.add_argument("--n-bit", type=int, default=60, help="with --buffling one-bf: m (<= 100)")
     ap.add_argument("--samples", type=float, default=4e5)
     ap.add_argument("--batch", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
@@ -75,6 +187,24 @@ def main() -> None:
     n = int(args.samples)
     print("command:", " ".join([sys.executable, *sys.argv]))
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    if args.overhead:
+        bench_overhead(args.workers)
+        return
+    if args.check:
+        bench_cli("vetdp check" + (" --deep" if args.deep else ""), ["check", *(["--deep"] if args.deep else [])],
+                  args.workers)
+        return
+    if args.buffling == "one-bf":
+        bench_cli(f"buffling one-bf, m = {args.n_bit}", ["buffling", "one-bf", "--n-bit", str(args.n_bit),
+                                                         "--flip-prob", "0.1"], args.workers)
+        return
+    if args.buffling == "vet":
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_cli("buffling vet, the seed's grid (m = 10 .. 10^6, p = 0.1, 0.3)",
+                      ["buffling", "vet", "--impl", _correct_ratio_file(tmp)], args.workers)
+        return
     if args.verify:
         from vetdp.engine.spec import find_spec
 

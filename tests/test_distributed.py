@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -10,7 +11,7 @@ from click.testing import CliRunner
 
 from vetdp.audit.driver import run_audit
 from vetdp.cli import main
-from vetdp.distributed import SerialRunner, chunk_seed, task_runner
+from vetdp.distributed import SerialRunner, TaskProcessDied, chunk_seed, split, task_runner
 from vetdp.impl import make_randomized_response_bool
 
 
@@ -99,11 +100,10 @@ def test_cli_audit_workers_and_scheduler_together_is_a_usage_error():
 
 @pytest.mark.parametrize("impl", ["vetdp.impl.randomized_response:make_randomized_response",
                                   "tests.mutants.unseen_rr:label_shifted_by_one"])
-def test_cli_verify_with_workers_reports_as_the_serial_run(tmp_path, impl):
-    pytest.importorskip("distributed")
+def test_cli_verify_with_workers_reports_as_the_serial_run(tmp_path, impl, address):
     args = ["verify", "randomized_response", "--impl", impl, "--max-examples", "12"]
     reports = []
-    for extra in ([], ["--workers", "2"]):
+    for extra in ([], ["--scheduler", address]):
         out = tmp_path / f"v{len(reports)}.json"
         res = CliRunner().invoke(main, [*args, *extra, "--json", str(out)])
         assert res.exit_code in (0, 1), res.output
@@ -113,3 +113,216 @@ def test_cli_verify_with_workers_reports_as_the_serial_run(tmp_path, impl):
         reports.append((res.exit_code, results))
     assert reports[0] == reports[1]
     assert reports[0][0] == (0 if impl.startswith("vetdp.") else 1)
+
+
+# ------------------------------------------------------------------ handles, pieces, task processes
+
+def test_split_keeps_order_and_covers_every_item_once():
+    items = list(range(10))
+    pieces = split(items, 4)
+    assert [len(p) for p in pieces] == [3, 3, 2, 2] and [x for p in pieces for x in p] == items
+    assert split(items, 50) == [[x] for x in items] and split([], 3) == []
+    with pytest.raises(ValueError, match="pieces=0"):
+        split(items, 0)
+
+
+def test_serial_handles_compute_lazily_in_the_order_asked():
+    calls = []
+
+    def fn(v):
+        calls.append(v)
+        if v == 2:
+            raise KeyError(v)
+        return v * 10
+
+    hs = SerialRunner().handles(fn, [1, 2, 3])
+    assert calls == []
+    assert hs[2]() == 30 and hs[0]() == 10 and hs[0]() == 10 and calls == [3, 1]
+    with pytest.raises(KeyError):
+        hs[1]()
+
+
+def _spin_under_a_budget(seconds):
+    """A task that spins until a SIGALRM budget (main thread only) stops it; gives up by itself 5 s later."""
+    import threading
+    import time
+
+    from vetdp.engine.timeout import DeadlineExceeded, deadline
+
+    main = threading.current_thread() is threading.main_thread()
+    give_up = time.monotonic() + seconds + 5
+    try:
+        with deadline(seconds):
+            while time.monotonic() < give_up:
+                pass
+    except DeadlineExceeded as e:
+        return main, str(e)
+    return main, "the budget never fired"
+
+
+def test_dask_tasks_run_where_time_budgets_hold(dask_runner):
+    assert dask_runner.map(_spin_under_a_budget, [0.3, 0.4]) == [
+        (True, "time budget of 0.3 s exceeded"), (True, "time budget of 0.4 s exceeded")]
+
+
+def _in_main_thread(_):
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _in_main_thread_unbudgeted(_):
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def test_dask_work_marked_without_budgets_runs_in_the_worker_thread(dask_runner):
+    from vetdp.distributed import without_budgets
+
+    assert dask_runner.map(_in_main_thread, [0]) == [True]
+    assert dask_runner.map(without_budgets(_in_main_thread_unbudgeted), [0]) == [False]
+
+
+def _exit_hard(code):
+    os._exit(code)
+
+
+def _raise_value_error(v):
+    raise ValueError(f"v={v!r} must be in [0, 1]")
+
+
+def test_dask_task_process_that_dies_is_reported_and_replaced(dask_runner):
+    with pytest.raises(TaskProcessDied, match="exited with status 3"):
+        dask_runner.map(_exit_hard, [3])
+    with pytest.raises(ValueError, match=r"v=7 must be in \[0, 1\]"):  # the task's own exception, as serial raises it
+        dask_runner.handles(_raise_value_error, [7])[0]()
+    assert dask_runner.map(abs, [-4, 5]) == [4, 5]
+
+
+# ------------------------------------------------------------------ vetdp check on Dask
+
+def _json_results(res, path):
+    results = json.loads(path.read_text())["results"]
+    for r in results:
+        r.pop("seconds", None)
+    return res.exit_code, results
+
+
+def _serial_and_dask(tmp_path, command, args, address):
+    out = []
+    for extra in ([], ["--scheduler", address]):
+        path = tmp_path / f"r{len(out)}.json"
+        res = CliRunner().invoke(command, [*args, *extra, "--json", str(path)])
+        assert res.exit_code in (0, 1), res.output
+        out.append(_json_results(res, path))
+    return out
+
+
+@pytest.fixture(scope="module")
+def address(dask_runner):
+    return dask_runner.client.scheduler.address
+
+
+def test_check_on_dask_reports_as_the_serial_check_deep(tmp_path, address):
+    from vetdp.cli.check import check
+
+    serial, spread = _serial_and_dask(tmp_path, check, ["--deep", "-k", "debias_randomized_response"], address)
+    assert serial == spread and serial[0] == 0
+    assert {r["spec"] for r in serial[1]} == {"debias_randomized_response", "debias_randomized_response_bitvec",
+                                             "debias_randomized_response_bitvec_frequencies"}
+
+
+def test_check_on_dask_finds_the_same_failures_with_the_same_witnesses(tmp_path, address):
+    """A project whose mechanism is wrong (a boolean RR whose map claims 1.5 ε: loose) fails the same way on Dask,
+    deep sweep and shrunk witness included."""
+    from vetdp.cli.check import check
+
+    project = tmp_path / "proj"
+    (project / "myspecs").mkdir(parents=True)
+    (project / "myspecs" / "__init__.py").write_text("")
+    (project / "myspecs" / "bool_mutant.py").write_text(textwrap.dedent("""
+        import dataclasses
+        from vetdp.specs.randomized_response_bool import SPECS as _BOOL
+
+        SPECS = [dataclasses.replace(_BOOL[0], name="bool_mutant",
+                                     constructor_ref="tests.mutants.unseen_other:bool_map_one_and_a_half_epsilon")]
+    """))
+    (project / "pyproject.toml").write_text(textwrap.dedent("""
+        [tool.vetdp]
+        specs = ["myspecs"]
+        pythonpath = ["."]
+    """))
+    serial, spread = _serial_and_dask(tmp_path, check, ["--project", str(project), "--deep", "-k", "bool_mutant::"],
+                                      address)
+    assert serial == spread and serial[0] == 1
+    failed = {r["check"]: r for r in serial[1] if r["status"] == "fail"}
+    assert "privacy.tight" in failed and failed["privacy.tight"]["witness"], sorted(failed)
+    coverage = next(r for r in serial[1] if r["check"] == "search.coverage")
+    assert coverage["status"] == "pass" and coverage["witness"]["parameter_sets"] > 25  # the deep sweep ran
+
+
+def test_check_piece_on_a_machine_without_the_project_says_so(tmp_path):
+    from vetdp.cli.check import _project_on_worker
+    from vetdp.project import bundled_project
+
+    with pytest.raises(FileNotFoundError, match="same path on every machine"), \
+            _project_on_worker(bundled_project(), (tmp_path / "nowhere",)):
+        pass
+
+
+def test_check_workers_and_scheduler_together_is_a_usage_error():
+    from vetdp.cli.check import check
+
+    res = CliRunner().invoke(check, ["-k", "x", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"])
+    assert res.exit_code == 2 and "not both" in res.output
+
+
+# ------------------------------------------------------------------ time budgets on Dask: verify of a hanging mutant
+
+def test_verify_of_code_that_never_returns_is_undecided_on_dask_as_serially(tmp_path, address):
+    serial, spread = _serial_and_dask(tmp_path, main, [
+        "verify", "randomized_response", "--impl", "tests.mutants.unseen_rr:linear_search_never_ends",
+        "--max-examples", "2", "--time-budget", "2"], address)
+    assert serial == spread and serial[0] == 1
+    budget = [r for r in serial[1] if r["status"] == "undecided" and "budget" in r["message"]]
+    assert budget, [(r["check"], r["status"]) for r in serial[1]]
+
+
+# ------------------------------------------------------------------ buffling grids on Dask
+
+@pytest.mark.parametrize("args", [["one-bf", "--n-bit", "9", "--flip-prob", "0.2", "--delta", "0.01"],
+                                  ["one-bf", "--n-bit", "1000", "--flip-prob", "0.1", "--y-d", "3", "--y-d", "500"]],
+                         ids=["exact", "certified"])
+def test_buffling_one_bf_on_dask_gives_the_serial_json(tmp_path, address, args):
+    from vetdp.cli.buffling import buffling
+
+    docs = []
+    for extra in ([], ["--scheduler", address]):
+        path = tmp_path / f"b{len(docs)}.json"
+        res = CliRunner().invoke(buffling, [*args, *extra, "--json", str(path)])
+        assert res.exit_code == 0, res.output
+        docs.append(json.loads(path.read_text()))
+    assert docs[0] == docs[1]
+    if args[2] == "9":
+        assert len(docs[0]["eps_hockey"]) == 9 and docs[0]["max"]["pure"] > 0
+    else:
+        assert {r["y_d"] for r in docs[0]["ratio"]} == {3, 500} and len(docs[0]["ratio"]) > 10
+
+
+def test_buffling_vet_on_dask_reports_as_serial_with_code_from_a_file(tmp_path, address):
+    from vetdp.cli.buffling import buffling
+
+    user = tmp_path / "my_ratio_unimportable.py"
+    user.write_text(textwrap.dedent("""
+        from fractions import Fraction
+
+        def ratio(y_d, y_x, p, m):
+            q = 1 - Fraction(p)
+            r = Fraction(1)  # wrong on purpose away from the middle: R(y_x | y_d) is not 1 there
+            return float(r if y_x * 2 == m else q / Fraction(p))
+    """))
+    serial, spread = _serial_and_dask(tmp_path, buffling, ["vet", "--impl", f"{user}:ratio", "--quick",
+                                                           "--scales", "10,40"], address)
+    assert serial == spread and serial[0] == 1
+    assert [r["check"] for r in serial[1]] == ["ratio", "ratio"] and all(r["status"] == "fail" for r in serial[1])

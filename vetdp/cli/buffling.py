@@ -16,6 +16,7 @@ when a user function is outside tolerance at some point.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import re
@@ -31,7 +32,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
-from vetdp.cli.check import report_options
+from vetdp.cli.check import dask_options, report_options, runner_scope
 
 __all__ = ["buffling", "simulation_limit", "ONE_BF_MAX_BITS", "CERTIFIED_MAX_BITS", "vet"]
 
@@ -185,31 +186,89 @@ def snr(n_pub: int, n_bit: int, flip_prob: float, skew: str, plot_path: str | No
               help="continued-fraction depth in [0, 10^4] (default: exact termination; exact mode only)")
 @click.option("--y-d", "y_ds", type=Integer(0, None), multiple=True,
               help="certified mode: the input counts y_d to tabulate (repeatable; default 0, m/10, m/2, m−1)")
+@dask_options
 @output_path("--json", "json_path", help="also write the results as JSON")
 def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, y_ds: tuple[int, ...],
-           json_path: str | None) -> None:
-    """One Bloom filter: the three routes to R(y_x | y_d) and ε per y_d (Part II); certified intervals for large m."""
-    if n_bit > ONE_BF_MAX_BITS:
-        _one_bf_certified(n_bit, flip_prob, y_ds, json_path)
-        return
-    if y_ds:
+           workers: int | None, scheduler: str | None, json_path: str | None) -> None:
+    """One Bloom filter: the three routes to R(y_x | y_d) and ε per y_d (Part II); certified intervals for large m.
+
+    With --workers N or --scheduler ADDRESS the rows y_d are computed on Dask, with the same results."""
+    if n_bit <= ONE_BF_MAX_BITS and y_ds:
         raise click.BadParameter(f"--y-d applies above --n-bit={ONE_BF_MAX_BITS} (certified mode); at "
                                  f"--n-bit={n_bit} every y_d is computed exactly", param_hint="--y-d")
-    from vetdp.buffling.one_bf import compare_routes, one_bf_privacy
+    for y in y_ds:
+        if y > n_bit - 1:
+            raise click.BadParameter(f"{y} must be in [0, {n_bit - 1}] (y_d <= m − 1)", param_hint="--y-d")
+    with runner_scope(workers, scheduler) as runner:
+        if n_bit > ONE_BF_MAX_BITS:
+            _one_bf_certified(n_bit, flip_prob, y_ds, json_path, runner)
+        else:
+            _one_bf_exact(n_bit, flip_prob, delta, depth, json_path, runner)
 
+
+def _grid_task(fn: Callable) -> Callable:
+    """A task of a buffling grid: it arms no time budget (it runs in the Dask worker's thread) and travels by value
+    (a worker imports the buffling modules it uses, not every command of vetdp.cli)."""
+    from vetdp.distributed import by_value, without_budgets
+
+    return by_value(without_budgets(fn))
+
+
+@_grid_task
+def _privacy_rows(task: tuple[int, float, float, list[int]]) -> Any:
+    """ε per y_d for the rows ``y_ds`` (a task of one-bf; rows are independent, so pieces concatenate exactly)."""
+    from vetdp.buffling.one_bf import one_bf_privacy
+
+    m, p, delta, y_ds = task
+    return one_bf_privacy(m, p, delta, y_d=y_ds)
+
+
+@_grid_task
+def _route_rows(task: tuple[int, float, int | None, list[int]]) -> tuple[Fraction, set[str]]:
+    """The worst relative disagreement of the two routes with the exact ratio, and the routes used, over the rows
+    ``y_ds`` (every y_x): max and union, so pieces combine exactly."""
+    from vetdp.buffling.one_bf import compare_routes
+
+    m, p, depth, y_ds = task
+    worst, routes = Fraction(0), set()
+    for y_d in y_ds:
+        for y_x in range(m + 1):
+            r = compare_routes(m, p, y_d, y_x, depth)
+            worst = max(worst, r.rel_err_hyp2f1, r.rel_err_cf)
+            routes |= {r.hyp2f1_route, re.sub(r"depth \d+", "depth n", r.cf_route)}
+    return worst, routes
+
+
+def _pieces(items: list, runner: Any, serial_pieces: int, per_worker: int = 4) -> list[list]:
+    """How a grid is cut into tasks: ``serial_pieces`` pieces serially, ``per_worker`` per worker on Dask (results
+    never depend on the cut)."""
+    from vetdp.distributed import SerialRunner, split
+
+    return split(items, serial_pieces if isinstance(runner, SerialRunner) else per_worker * runner.workers)
+
+
+def _one_bf_exact(n_bit: int, flip_prob: float, delta: float, depth: int | None, json_path: str | None,
+                  runner: Any) -> None:
+    """one-bf up to the exact limit: ε per y_d on exact rationals and the three routes compared at every point."""
+    rows = list(range(n_bit))
+    privacy_pieces = _pieces(rows, runner, 1, 1)  # each piece builds the exact law again: as few as there are workers
+    route_pieces = _pieces(rows, runner, n_bit)  # one row per piece serially: the bar moves per row
+    handles = runner.handles(_privacy_rows, [(n_bit, flip_prob, delta, r) for r in privacy_pieces])
+    route_handles = runner.handles(_route_rows, [(n_bit, flip_prob, depth, r) for r in route_pieces])
     err = Console(stderr=True)
     with err.status("ε per y_d (exact) ...") if err.is_terminal else _nothing():
-        res = _run(lambda: one_bf_privacy(n_bit, flip_prob, delta))
+        parts = [_run(h) for h in handles]
+    res = dataclasses.replace(parts[0], eps_pure=[e for r in parts for e in r.eps_pure],
+                              eps_quantile=[e for r in parts for e in r.eps_quantile],
+                              eps_hockey=[e for r in parts for e in r.eps_hockey])
     worst = Fraction(0)
     routes: set[str] = set()
     with Progress(disable=not err.is_terminal, console=err, transient=True) as bar:
         task = bar.add_task("routes", total=n_bit)
-        for y_d in range(n_bit):
-            for y_x in range(n_bit + 1):
-                r = _run(lambda y_d=y_d, y_x=y_x: compare_routes(n_bit, flip_prob, y_d, y_x, depth))
-                worst = max(worst, r.rel_err_hyp2f1, r.rel_err_cf)
-                routes |= {r.hyp2f1_route, re.sub(r"depth \d+", "depth n", r.cf_route)}
-            bar.advance(task)
+        for piece, h in zip(route_pieces, route_handles, strict=True):
+            w, used = _run(h)
+            worst, routes = max(worst, w), routes | used
+            bar.advance(task, len(piece))
     table = Table(title=f"one BF, m={n_bit} p={flip_prob} δ={delta:g}")
     for col in ("y_d", "ε pure", "ε quantile rule", "ε hockey-stick"):
         table.add_column(col)
@@ -228,23 +287,30 @@ def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, y_ds: 
         "routes_worst_relative_error": float(worst), "routes": sorted(routes)})
 
 
-def _one_bf_certified(m: int, p: float, y_ds: tuple[int, ...], json_path: str | None) -> None:
-    """one-bf above the exact limit: certified enclosures of R(y_x | y_d) over the vet grid's rows."""
+@_grid_task
+def _enclosures(task: tuple[int, float, list[tuple[int, int, str]]]) -> list:
+    """Certified enclosures of R(y_x | y_d) at the points of one piece of the certified one-bf grid."""
     from vetdp.buffling.certified import ratio_enclosure
+
+    m, p, points = task
+    return [ratio_enclosure(y_d, y_x, p, m) for y_d, y_x, _ in points]
+
+
+def _one_bf_certified(m: int, p: float, y_ds: tuple[int, ...], json_path: str | None, runner: Any) -> None:
+    """one-bf above the exact limit: certified enclosures of R(y_x | y_d) over the vet grid's rows."""
     from vetdp.buffling.one_bf import ln_down, ln_up
-    for y in y_ds:
-        if y > m - 1:
-            raise click.BadParameter(f"{y} must be in [0, {m - 1}] (y_d <= m − 1)", param_hint="--y-d")
     wanted = sorted(set(y_ds)) if y_ds else sorted({0, m // 10, m // 2, m - 1})
     rows = []
     err = Console(stderr=True)
     points = [(d, x, r) for d in wanted for x, r in _rows_for(m, p, d)]
+    pieces = _pieces(points, runner, len(points))  # one point per piece serially
+    handles = runner.handles(_enclosures, [(m, p, piece) for piece in pieces])
     with Progress(disable=not err.is_terminal, console=err, transient=True) as bar:
         task = bar.add_task("certified R(y_x | y_d)", total=len(points))
-        for y_d, y_x, region in points:
-            enc = _run(lambda y_d=y_d, y_x=y_x: ratio_enclosure(y_d, y_x, p, m))
-            rows.append((y_d, y_x, region, enc))
-            bar.advance(task)
+        for piece, h in zip(pieces, handles, strict=True):
+            for (y_d, y_x, region), enc in zip(piece, _run(h), strict=True):
+                rows.append((y_d, y_x, region, enc))
+            bar.advance(task, len(piece))
     table = Table(title=f"one BF, m={m} p={p} (certified intervals)")
     for col in ("y_d", "y_x", "region", "R lower", "R upper", "ln R in"):
         table.add_column(col)
@@ -444,14 +510,17 @@ def _load(option: str, ref: str | None) -> Callable | None:
               help="relative tolerance in [0, 1): a value outside [lo·(1−tol), hi·(1+tol)] of the certified "
                    "interval fails")
 @click.option("--quick", is_flag=True, help="a smaller grid at m = 10, 1000, 10^5 and p = 0.1 (seconds)")
+@dask_options
 @report_options
 def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scales: str | None,
         flip_probs: tuple[float, ...], n_pubs: str | None, delta: float, epsilon_kind: str, tolerance: float,
-        quick: bool, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
+        quick: bool, workers: int | None, scheduler: str | None, json_path: str | None, junit_path: str | None,
+        markdown_path: str | None) -> None:
     """Vet a user's one-filter ratio, pmf, or many-filter ε(δ) against vetdp's certified values.
 
     Exit codes: 0 every point within tolerance; 1 a point outside it (or the function raised, returned NaN, an
-    infinity or a non-number); 2 bad usage or an engine error.
+    infinity or a non-number); 2 bad usage or an engine error. With --workers N or --scheduler ADDRESS each
+    (m, p[, k]) cell of the grid is a task on Dask, with the same report.
     """
     from vetdp.buffling import vet as v
 
@@ -463,34 +532,44 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
     ps = sorted(set(flip_probs)) or list(v.QUICK_FLIP_PROBS if quick else v.DEFAULT_FLIP_PROBS)
     ks = _int_list("--n-pub", n_pubs, 1, 16) if n_pubs else list(v.DEFAULT_N_PUBS)
     collected: list = []
+    cells: list[tuple[str, tuple]] = []
+    for m in ms:
+        for p in ps:
+            if ratio_fn:
+                cells.append((f"ratio m={m} p={p}", ("ratio", ratio_fn, m, p, tolerance, quick, impl_ref)))
+            if pmf_fn:
+                cells.append((f"pmf m={m} p={p}", ("pmf", pmf_fn, m, p, tolerance, quick, pmf_ref)))
+            if eps_fn:
+                for k in ks:
+                    cells.append((f"epsilon k={k} m={m} p={p}", ("epsilon", eps_fn, k, m, p, delta, tolerance,
+                                                                 epsilon_kind, epsilon_ref)))
+    from vetdp.cli.check import run_and_report
 
-    def stage(fn: Callable[[], Any]) -> Callable[[], list]:
+    def stage(handle: Callable[[], Any]) -> Callable[[], list]:
         def run() -> list:
-            r = fn()
+            r = handle()
             collected.append(r)
             return [r]
         return run
 
-    stages = []
-    for m in ms:
-        for p in ps:
-            if ratio_fn:
-                stages.append((f"ratio m={m} p={p}", stage(lambda m=m, p=p: v.vet_ratio(
-                    ratio_fn, m, p, tolerance, quick, impl_ref))))
-            if pmf_fn:
-                stages.append((f"pmf m={m} p={p}", stage(lambda m=m, p=p: v.vet_pmf(
-                    pmf_fn, m, p, tolerance, quick, pmf_ref))))
-            if eps_fn:
-                for k in ks:
-                    stages.append((f"epsilon k={k} m={m} p={p}", stage(lambda k=k, m=m, p=p: v.vet_epsilon(
-                        eps_fn, k, m, p, delta, tolerance, epsilon_kind, epsilon_ref))))
-    from vetdp.cli.check import run_and_report
-
-    code = run_and_report(stages, command="buffling vet", title="buffling vet: user analysis code against "
-                          "certified values", json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
-                          nothing_selected="no grid point was checked")
+    with runner_scope(workers, scheduler) as runner:
+        handles = runner.handles(_vet_cell, [task for _, task in cells])
+        code = run_and_report([(label, stage(h)) for (label, _), h in zip(cells, handles, strict=True)],
+                              command="buffling vet", title="buffling vet: user analysis code against certified "
+                              "values", json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
+                              nothing_selected="no grid point was checked")
     _print_outside(collected, json_path, junit_path, markdown_path)
     sys.exit(code)
+
+
+@_grid_task
+def _vet_cell(task: tuple) -> Any:
+    """One cell of the vet grid (a task): ``("ratio" | "pmf", fn, m, p, tol, quick, ref)`` or ``("epsilon", fn, k,
+    m, p, delta, tol, kind, ref)``; the cell's CheckResult."""
+    from vetdp.buffling import vet as v
+
+    kind, *args = task
+    return {"ratio": v.vet_ratio, "pmf": v.vet_pmf, "epsilon": v.vet_epsilon}[kind](*args)
 
 
 _SHOWN_POINTS = 40

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -19,7 +22,8 @@ from vetdp.engine.registry import CheckOptions, glob_matches
 from vetdp.engine.results import CheckResult, Status
 from vetdp.project import PROOFS_PROVIDER, Project, ProjectError, active_project, project_scope, read_gate_file
 
-__all__ = ["check", "run_and_report", "report_options", "project_option", "load_refs"]
+__all__ = ["check", "run_and_report", "report_options", "project_option", "load_refs", "dask_options",
+           "runner_scope"]
 
 
 def report_options(f: Callable) -> Callable:
@@ -83,6 +87,33 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     return ExitCode.OK
 
 
+def dask_options(f: Callable) -> Callable:
+    """The shared ``--workers N`` / ``--scheduler ADDRESS`` options (optional extra vetdp[dask]); see
+    :func:`runner_scope`."""
+    f = click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (see docs/dask.md).")(f)
+    f = click.option("--workers", type=click.IntRange(1, 1024), default=None,
+                     help="Run on a local Dask cluster of N worker processes (extra vetdp[dask]); the report is the "
+                          "serial one.")(f)
+    return f
+
+
+@contextlib.contextmanager
+def runner_scope(workers: int | None, scheduler: str | None) -> Iterator[Any]:
+    """The :class:`vetdp.distributed.TaskRunner` of ``--workers``/``--scheduler`` for the block (serial without
+    either); both at once, Dask missing or a scheduler that cannot be reached is a usage error (exit 2)."""
+    from vetdp.distributed import task_runner
+
+    if workers is not None and scheduler is not None:
+        raise click.UsageError("give --workers N or --scheduler ADDRESS, not both")
+    with contextlib.ExitStack() as stack:
+        try:
+            runner = stack.enter_context(task_runner(workers, scheduler))
+        except (ImportError, ValueError) as e:  # Dask missing, or the scheduler cannot be reached
+            raise click.UsageError(str(e)) from None
+        yield runner
+
+
 def _gate_config(path: str | None, project: Project | None = None) -> dict:
     """The gate settings: the ``[gate]`` table of ``--config FILE`` when given, else the project's (``[tool.vetdp]
     gate``: an inline table or a file such as ``ci/gate.toml``), validated; an unknown section or key, or a value of
@@ -129,6 +160,98 @@ def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     return value
 
 
+def _needed_paths(project: Project, proofs: bool) -> tuple[Path, ...]:
+    """The project's paths (those that exist here) that a piece of its check reads: its root and pythonpath unless it
+    is the bundled default, and the proofs directory for the proofs."""
+    paths = [] if project.bundled else [project.root, *project.pythonpath]
+    if proofs and project.proofs_dir is not None:
+        paths.append(project.proofs_dir)
+    return tuple(Path(p) for p in paths if Path(p).exists())
+
+
+@contextlib.contextmanager
+def _project_on_worker(project: Project, needed: tuple[Path, ...]) -> Iterator[None]:
+    """``project`` is the active project for the block, wherever this runs (a Dask worker has no ``--project`` of
+    its own). A path of ``needed`` missing here (another machine) is an error that says so."""
+    from vetdp import project as projects
+
+    missing = [p for p in needed if not p.exists()]
+    if missing:
+        import socket
+
+        raise FileNotFoundError(f"{missing[0]} does not exist on {socket.gethostname()}: a check on a multi-machine "
+                                "cluster needs the project at the same path on every machine (see docs/dask.md)")
+    projects._CHOSEN.append(project)
+    try:
+        project.activate()
+        yield
+    finally:
+        projects._CHOSEN.remove(project)
+
+
+def _check_piece(project: Project, options: CheckOptions, piece: tuple[str, Any, tuple[Path, ...]]
+                 ) -> tuple[list[CheckResult], str | None]:
+    """One piece of a check run, as a task a :class:`vetdp.distributed.TaskRunner` can run anywhere: ``("spec",
+    spec, needed)``, ``("proofs", None, needed)`` or ``("provider", function, needed)``, ``needed`` the project's
+    paths it reads (see :func:`_needed_paths`). Returns the results and, when the provider raised after them,
+    ``"Type: message"`` (a spec's engine failure is already one of its results)."""
+    from vetdp.distributed import draws_independent_of_loaded_modules
+    from vetdp.engine.specs_provider import check_specs
+    from vetdp.obligations.provider import check_proofs
+
+    kind, what, needed = piece
+    out: list[CheckResult] = []
+    with _project_on_worker(project, needed), draws_independent_of_loaded_modules():
+        source = (check_specs(options, [what]) if kind == "spec" else check_proofs(options) if kind == "proofs"
+                  else what(options))
+        try:
+            for r in source:
+                out.append(r)
+        except Exception as e:  # noqa: BLE001 - reported as the stage's engine error, as run_and_report does
+            return out, f"{type(e).__name__}: {e}"
+    return out, None
+
+
+def _check_stages(project: Project, options: CheckOptions, specs: list, runner: Any
+                  ) -> list[tuple[str, Callable[[], Iterable[CheckResult]]]]:
+    """The stages of ``vetdp check``: every spec (one task each), the proofs, each provider; all submitted to
+    ``runner`` at once, each stage yielding its results in the serial order."""
+    from vetdp.engine.specs_provider import spec_check_names
+
+    selected = [s for s in specs if any(options.selected(name) for name in spec_check_names(s))]
+    providers = [(ref.split(":")[0].rsplit(".", 1)[-1], fn)
+                 for ref, fn in load_refs(r for r in project.providers if r != PROOFS_PROVIDER)]
+    plain, proofs = _needed_paths(project, proofs=False), _needed_paths(project, proofs=True)
+    # submitted proofs first (usually the longest piece, so that it does not start last), consumed in serial order
+    pieces = ([("proofs", None, proofs)] + [("spec", s, plain) for s in selected]
+              + [("provider", fn, plain) for _, fn in providers])
+    handles = runner.handles(functools.partial(_check_piece, project, options), pieces)
+    proof_handle, spec_handles, provider_handles = handles[0], handles[1:len(selected) + 1], \
+        handles[len(selected) + 1:]
+
+    def specs_stage() -> Iterator[CheckResult]:
+        for spec, handle in zip(selected, spec_handles, strict=True):
+            t0 = time.perf_counter()
+            try:
+                results, _ = handle()
+            except Exception as e:  # noqa: BLE001 - the task itself failed (a worker died, a file is missing)
+                results = [CheckResult(spec.name, "engine", Status.ERROR, message=f"{type(e).__name__}: {e}",
+                                       seconds=time.perf_counter() - t0)]
+            yield from results
+
+    def stage(label: str, handle: Callable[[], Any]) -> tuple[str, Callable[[], Iterator[CheckResult]]]:
+        def run() -> Iterator[CheckResult]:
+            t0 = time.perf_counter()
+            results, error = handle()
+            yield from results
+            if error is not None:
+                yield CheckResult(label, "engine", Status.ERROR, message=error, seconds=time.perf_counter() - t0)
+        return label, run
+
+    return ([("specs", specs_stage), stage("proofs", proof_handle)]
+            + [stage(label, h) for (label, _), h in zip(providers, provider_handles, strict=True)])
+
+
 @click.command()
 @click.option("-k", "pattern", callback=_pattern,
               help="Run only checks whose 'spec::check' name contains PATTERN (or matches the glob); selecting "
@@ -138,17 +261,18 @@ def _pattern(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 @click.option("--config", "config_path",
               help="Gate configuration file with a [gate] table (default: the project's [tool.vetdp] gate).")
 @project_option
+@dask_options
 @report_options
 def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, project_dir: str | None,
-          json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
+          workers: int | None, scheduler: str | None, json_path: str | None, junit_path: str | None,
+          markdown_path: str | None) -> None:
     """Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error.
 
     The project is the nearest pyproject.toml with a [tool.vetdp] table (or --project DIR); without one, vetdp's
-    own bundled specs.
+    own bundled specs. With --workers N or --scheduler ADDRESS the specs, the proofs and each provider run as
+    separate tasks on Dask, with the same report (docs/dask.md).
     """
     from vetdp.engine.spec import discover_specs
-    from vetdp.engine.specs_provider import check_specs
-    from vetdp.obligations.provider import check_proofs
 
     try:
         with project_scope(project_dir) as project:
@@ -156,17 +280,17 @@ def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, p
             options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
                                    loose_map_warns=gate.get("loose_map", "fail") == "warn")
             specs = discover_specs(project)  # a spec module that cannot be imported is a usage error, up front
-            providers = [("specs", lambda: check_specs(options, specs)), ("proofs", lambda: check_proofs(options))]
-            providers += [(ref.split(":")[0].rsplit(".", 1)[-1], (lambda p=fn: p(options)))
-                          for ref, fn in load_refs(r for r in project.providers if r != PROOFS_PROVIDER)]
+            load_refs(r for r in project.providers if r != PROOFS_PROVIDER)  # a broken provider too
             if pattern:
                 empty = (f"-k {pattern!r} selects no check (names look like 'randomized_response::privacy.sound' "
                          f"or 'randomized_response::precondition[prob_nan]', as printed by vetdp check)")
             else:
                 empty = f"no check ran: {project.label} has no spec, proof or provider"
-            code = run_and_report(providers, command="vetdp " + " ".join(sys.argv[1:]), title="vetdp check",
-                                  json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
-                                  advisory=list(gate.get("advisory", [])), nothing_selected=empty)
+            with runner_scope(workers, scheduler) as runner:
+                code = run_and_report(_check_stages(project, options, list(specs), runner),
+                                      command="vetdp " + " ".join(sys.argv[1:]), title="vetdp check",
+                                      json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
+                                      advisory=list(gate.get("advisory", [])), nothing_selected=empty)
     except ProjectError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(int(code))

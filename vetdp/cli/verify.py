@@ -135,7 +135,7 @@ def _estimator_params(spec, params) -> dict:
               help="Seconds one clause may take on one parameter set before it is reported undecided.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
               help="Evaluate the parameter sets on a local Dask cluster of N worker processes (extra vetdp[dask]); "
-                   "the report is the serial one. On workers a clause's time budget stops enumerations only.")
+                   "the report is the serial one; time budgets hold on workers too (docs/dask.md).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Evaluate the parameter sets on an existing Dask cluster, e.g. tcp://10.0.0.5:8786.")
 @report_options
