@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from vetdp.impl.rappor import (
-    assign_cohort,
+    assign_cohorts,
     bloom_filter_matrix,
     rappor_instantaneous_batch,
     rappor_permanent_batch,
@@ -96,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"encode + randomize {a.reports} reports (k={a.k}, h={a.h}, {a.cohorts} cohorts):")
     total = time.perf_counter()
-    cohorts, _ = _timed("cohort assignment (SHA-256 per client id)",
-                        lambda: np.array([assign_cohort(i, a.cohorts) for i in range(a.reports)], dtype=np.int64))
+    cohorts, _ = _timed("cohort assignment (SHA-256 per client id, assign_cohorts)",
+                        lambda: assign_cohorts(range(a.reports), a.cohorts))
     bloom, _ = _timed("Bloom filters (SHA-256 per distinct cohort-value pair)",
                       lambda: bloom_filter_matrix(values, cohorts, a.k, a.h))
     permanent, _ = _timed("permanent randomized response (f)", lambda: rappor_permanent_batch(bloom, a.f))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -56,6 +56,7 @@ __all__ = [
     "bloom_filter",
     "bloom_filter_matrix",
     "assign_cohort",
+    "assign_cohorts",
     "rappor_permanent_batch",
     "rappor_instantaneous_batch",
 ]
@@ -64,6 +65,7 @@ HASH_TAG = b"vetdp-rappor-bloom-v1"  # domain separation: Bloom positions
 COHORT_TAG = b"vetdp-rappor-cohort-v1"  # domain separation: cohort assignment
 MAX_COHORT = 2**64 - 1  # cohorts are encoded in 8 bytes
 MAX_K = 2**32  # the largest k (and number of cohorts): a 64-bit word is rejected with chance < 2**-32
+IRR_BLOCK_CELLS = 1 << 18  # cells per block of rappor_instantaneous_batch (a block's masks stay in the CPU cache)
 
 
 # ------------------------------------------------------------------ encoding
@@ -139,8 +141,11 @@ def _positions_many(values: Sequence[bytes], value_index: Sequence[int], cohorts
     tails = [len(v).to_bytes(8, "big") + v for v in values]
     prefixes = {c: [HASH_TAG + c.to_bytes(8, "big") + b.to_bytes(4, "big") for b in range(blocks)]
                 for c in set(cohorts)}
-    if blocks == 1:
-        digests = [sha(prefixes[c][0] + tails[v]).digest() for v, c in zip(value_index, cohorts, strict=True)]
+    if blocks == 1:  # the lookups by map (in C), then one concatenation and one hash per pair
+        first = {c: pre[0] for c, pre in prefixes.items()}
+        digests = [sha(pre + tail).digest()
+                   for pre, tail in zip(map(first.__getitem__, cohorts), map(tails.__getitem__, value_index),
+                                        strict=True)]
     else:
         digests = [sha(pre + tails[v]).digest() for v, c in zip(value_index, cohorts, strict=True)
                    for pre in prefixes[c]]
@@ -203,7 +208,7 @@ def _as_cohorts(cohorts: Any, n: int) -> np.ndarray:
         raise ValueError(f"cohorts must be one-dimensional with len(values) = {n} entries, got shape {arr.shape}")
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    lo, hi = min(arr.tolist()), max(arr.tolist())
+    lo, hi = (min(arr.tolist()), max(arr.tolist())) if arr.dtype == object else (int(arr.min()), int(arr.max()))
     if lo < 0 or hi > MAX_COHORT:
         bad = lo if lo < 0 else hi
         raise ValueError(f"cohorts holds {bad}; every cohort must be in [0, {MAX_COHORT}]")
@@ -225,13 +230,13 @@ def bloom_filter_matrix(values: Sequence[str | bytes], cohorts: Sequence[int] | 
     cohort_arr = _as_cohorts(cohorts, n)
     if n == 0:
         return np.zeros((0, k), dtype=bool)
-    raw: dict[Any, int] = {}  # keyed by the value itself: "a" and b"a" get two ids but the same positions
-    try:
-        value_ids = np.fromiter((raw.setdefault(v, len(raw)) for v in values), dtype=np.int64, count=n)
+    try:  # keyed by the value itself: "a" and b"a" get two ids but the same positions
+        raw = {v: j for j, v in enumerate(dict.fromkeys(values))}  # ids in order of first appearance
+        value_ids = np.fromiter(map(raw.__getitem__, values), dtype=np.int64, count=n)
     except TypeError:  # an unhashable value (e.g. a bytearray): convert every entry first, naming a bad one
         data = [_value_bytes(f"values[{i}]", v) for i, v in enumerate(values)]
-        raw = {}
-        value_ids = np.fromiter((raw.setdefault(v, len(raw)) for v in data), dtype=np.int64, count=n)
+        raw = {v: j for j, v in enumerate(dict.fromkeys(data))}
+        value_ids = np.fromiter(map(raw.__getitem__, data), dtype=np.int64, count=n)
     distinct: list[bytes] = []
     for j, v in enumerate(raw):
         try:
@@ -246,15 +251,26 @@ def bloom_filter_matrix(values: Sequence[str | bytes], cohorts: Sequence[int] | 
         inverse = np.array([index.setdefault(pr, len(index)) for pr in pairs], dtype=np.int64)
         unique_values, unique_cohorts = [v for v, _ in index], [c for _, c in index]
     else:
-        cohort_ids, cohort_inverse = np.unique(cohort_arr.astype(np.uint64), return_inverse=True)
-        key = value_ids * len(cohort_ids) + cohort_inverse.reshape(-1)
-        unique_keys, inverse = np.unique(key, return_inverse=True)
-        unique_values = (unique_keys // len(cohort_ids)).tolist()
-        unique_cohorts = cohort_ids[unique_keys % len(cohort_ids)].tolist()
+        low = cohort_arr.min()
+        span = int(cohort_arr.max() - low) + 1
+        if len(raw) * span <= max(4 * n, 1 << 20):  # few possible pairs: mark them in a table (no sort)
+            key = value_ids * span + (cohort_arr - low).astype(np.int64)
+            present = np.zeros(len(raw) * span, dtype=bool)
+            present[key] = True
+            unique_keys = np.flatnonzero(present)
+            inverse = (np.cumsum(present, dtype=np.int64) - 1)[key]  # rank of each row's pair among those present
+            unique_values = (unique_keys // span).tolist()
+            unique_cohorts = ((unique_keys % span).astype(cohort_arr.dtype) + low).tolist()
+        else:
+            cohort_ids, cohort_inverse = np.unique(cohort_arr.astype(np.uint64), return_inverse=True)
+            key = value_ids * len(cohort_ids) + cohort_inverse.reshape(-1)
+            unique_keys, inverse = np.unique(key, return_inverse=True)
+            unique_values = (unique_keys // len(cohort_ids)).tolist()
+            unique_cohorts = cohort_ids[unique_keys % len(cohort_ids)].tolist()
     positions = _positions_many(distinct, unique_values, unique_cohorts, k, h)
     table = np.zeros((len(unique_cohorts), k), dtype=bool)
     table[np.arange(len(unique_cohorts))[:, None], positions] = True
-    return table[inverse.reshape(-1)]
+    return np.take(table, inverse.reshape(-1), axis=0)
 
 
 def assign_cohort(client_id: str | bytes | int, num_cohorts: int) -> int:
@@ -279,6 +295,86 @@ def assign_cohort(client_id: str | bytes | int, num_cohorts: int) -> int:
         tag, data = b"b", _value_bytes("client_id", client_id)
     prefix = COHORT_TAG + tag + len(data).to_bytes(8, "big") + data
     return _reduce(lambda a: hashlib.sha256(prefix + a.to_bytes(4, "big")).digest(), num_cohorts)
+
+
+def _digests_mod(digests: bytes, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For concatenated 32-byte digests: each digest d (a 256-bit big-endian integer) mod n as int64, and the rows
+    that may need a second attempt (d >= the largest multiple of n under 2**256, see :func:`_reduce`).
+
+    d mod n by Horner's rule over the eight big-endian 32-bit words, r <- (r·2**32 + w) mod n, exact in uint64
+    since r < n <= 2**32. A rejected d exceeds 2**256 − n > 2**256 − 2**32, so its first word is 0xFFFFFFFF: the
+    rows returned are those (a superset of the rejected ones, chance 2**-32 each); the caller recomputes them."""
+    words = np.frombuffer(digests, dtype=">u4").reshape(-1, 8).astype(np.uint64)
+    modulus = np.uint64(n)
+    residue = np.zeros(words.shape[0], dtype=np.uint64)
+    for j in range(8):
+        residue = ((residue << np.uint64(32)) | words[:, j]) % modulus
+    return residue.astype(np.int64), np.flatnonzero(words[:, 0] == 0xFFFFFFFF)
+
+
+def assign_cohorts(client_ids: Iterable[str | bytes | int], num_cohorts: int) -> np.ndarray:
+    """The cohorts of many clients: an int64 array whose entry i is ``assign_cohort(client_ids[i], num_cohorts)``.
+
+    The same hash as :func:`assign_cohort` (bit for bit), with the argument checks done once and the reduction
+    vectorised (:func:`_digests_mod`); a digest that the rejection rule might refuse (first 32 bits all ones,
+    chance 2**-32) is compared with the limit exactly and, if refused, recomputed by :func:`assign_cohort` itself.
+    Three to four times faster than calling :func:`assign_cohort` in a loop (SHA-256 itself is most of the rest).
+
+    Preconditions: ``client_ids`` an iterable (list, tuple, range, NumPy array, ...) of str, bytes or int (not
+    bool), not itself a str or bytes; ``num_cohorts`` an int in [1, 2**32]. A bad entry raises naming its index.
+    """
+    num_cohorts = check_int("num_cohorts", num_cohorts, lo=1, hi=MAX_K)
+    if isinstance(client_ids, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"client_ids={client_ids!r} must be a sequence of ids, not a single "
+                        f"{type(client_ids).__name__}")
+    if isinstance(client_ids, np.ndarray):
+        if client_ids.ndim != 1:
+            raise ValueError(f"client_ids must be one-dimensional, got shape {client_ids.shape}")
+        client_ids = client_ids.tolist()  # Python ints, str or bytes: their types are checked below
+    elif not isinstance(client_ids, Iterable):
+        raise TypeError(f"client_ids={client_ids!r} must be an iterable of str, bytes or int, not "
+                        f"{type(client_ids).__name__}")
+    elif not isinstance(client_ids, Sequence):
+        client_ids = list(client_ids)  # a generator: kept, as a rejected digest needs its id again
+    sha = hashlib.sha256
+    attempt0 = bytes(4)
+    int_heads = [COHORT_TAG + b"i" + m.to_bytes(8, "big") for m in range(17)]  # heads of ids up to 16 bytes
+    byte_heads = [COHORT_TAG + b"b" + m.to_bytes(8, "big") for m in range(256)]
+    digests: list[bytes] = []
+    append = digests.append
+    for i, x in enumerate(client_ids):
+        kind = type(x)
+        if kind is int:
+            data = x.to_bytes((x.bit_length() + 8) // 8, "big", signed=True)
+            head = int_heads[len(data)] if len(data) <= 16 else COHORT_TAG + b"i" + len(data).to_bytes(8, "big")
+        else:
+            if kind is str:
+                try:
+                    data = x.encode("utf-8")
+                except UnicodeEncodeError:
+                    data = _value_bytes(f"client_ids[{i}]", x)  # raises, naming the entry
+            elif kind is bytes:
+                data = x
+            elif isinstance(x, bool):
+                raise TypeError(f"client_ids[{i}]={x!r} must be a str, bytes or int, not bool")
+            elif isinstance(x, numbers.Integral):
+                y = int(x)
+                data = y.to_bytes((y.bit_length() + 8) // 8, "big", signed=True)
+                append(sha(COHORT_TAG + b"i" + len(data).to_bytes(8, "big") + data + attempt0).digest())
+                continue
+            else:
+                data = _value_bytes(f"client_ids[{i}]", x)  # str/bytes subclasses, bytearray; raises otherwise
+            head = byte_heads[len(data)] if len(data) < 256 else COHORT_TAG + b"b" + len(data).to_bytes(8, "big")
+        append(sha(head + data + attempt0).digest())
+    if not digests:
+        return np.zeros(0, dtype=np.int64)
+    out, suspects = _digests_mod(b"".join(digests), num_cohorts)
+    if suspects.size and num_cohorts & (num_cohorts - 1):  # a power of two divides 2**256: nothing rejected
+        limit = (1 << 256) - (1 << 256) % num_cohorts
+        for row in suspects.tolist():
+            if int.from_bytes(digests[row], "big") >= limit:  # rejected: further attempts, as assign_cohort makes
+                out[row] = assign_cohort(client_ids[row], num_cohorts)
+    return out
 
 
 # ------------------------------------------------------------------ batch randomization
@@ -349,22 +445,30 @@ def rappor_permanent_batch(bloom_rows: Any, f: float) -> np.ndarray:
     """
     arr = _bool_rows("bloom_rows", bloom_rows)
     r = rappor_flip_probability(_check_f(f))
-    return arr ^ sample_bernoulli_batch(r, arr.size).reshape(arr.shape)
+    out = sample_bernoulli_batch(r, arr.size).reshape(arr.shape)
+    return np.bitwise_xor(arr, out, out=out)  # in place: no second (n, k) array
 
 
 def rappor_instantaneous_batch(permanent_rows: Any, p: float, q: float) -> np.ndarray:
     """Instantaneous randomized response of every cell of an (n, k) bit array: S_ij ~ Bernoulli(q) where
-    B'_ij = 1 and Bernoulli(p) where B'_ij = 0, independently (the floats p and q exactly). The cells with
-    B' = 1 draw first (in row-major order), then those with B' = 0.
+    B'_ij = 1 and Bernoulli(p) where B'_ij = 0, independently (the floats p and q exactly). Rows are drawn in
+    blocks of about :data:`IRR_BLOCK_CELLS` cells, in order; within a block the cells with B' = 1 draw first (in
+    row-major order), then those with B' = 0. (Blocks keep the index arrays small; the byte order changes nothing
+    in the law, as every cell reads its own bytes.)
 
     Preconditions: ``permanent_rows`` a 2-D array of bits; ``p``, ``q`` floats with 0 <= p < q <= 1.
     """
     arr = _bool_rows("permanent_rows", permanent_rows)
     p_value, q_value = _check_pq(p, q)
     out = np.empty(arr.shape, dtype=bool)
-    ones = int(arr.sum())
-    out[arr] = sample_bernoulli_batch(q_value, ones)
-    out[~arr] = sample_bernoulli_batch(p_value, arr.size - ones)
+    flat_in, flat_out = np.ascontiguousarray(arr).reshape(-1), out.reshape(-1)
+    step = max(1, IRR_BLOCK_CELLS // max(1, arr.shape[1])) * arr.shape[1]  # whole rows per block
+    for lo in range(0, flat_in.size, max(step, 1)):  # (no cells: no block)
+        block = flat_in[lo:lo + step]
+        ones = np.flatnonzero(block) + lo  # integer indices: scattering through them beats a boolean mask
+        zeros = np.flatnonzero(~block) + lo
+        flat_out[ones] = sample_bernoulli_batch(q_value, ones.size)
+        flat_out[zeros] = sample_bernoulli_batch(p_value, zeros.size)
     return out
 
 

@@ -26,6 +26,7 @@ from vetdp.impl.rappor import (
     RAPPOR_EPSILON_ONE,
     RapporClient,
     assign_cohort,
+    assign_cohorts,
     bloom_filter,
     bloom_filter_matrix,
     bloom_positions,
@@ -102,6 +103,18 @@ def test_bloom_filter_matrix_equals_rows_and_caches_per_pair():
     assert tuple(big[0]) == bloom_filter("x", 2**64 - 1, 32, 3) and tuple(big[1]) == bloom_filter("y", 5, 32, 3)
 
 
+@pytest.mark.parametrize("cohorts", [
+    np.array([7, 9, 7, 8, 9, 7], dtype=np.int32),  # few possible pairs: the table of pairs present
+    np.array([2**64 - 1, 2**64 - 3, 2**64 - 1, 2**64 - 2, 2**64 - 3, 2**64 - 1], dtype=np.uint64),
+    np.array([0, 10**12, 3, 10**12, 0, 3], dtype=np.int64),  # a wide span of cohorts: numbered by sorting
+], ids=["int32", "uint64_top", "wide_span"])
+def test_bloom_filter_matrix_rows_equal_bloom_filter_whichever_way_pairs_are_numbered(cohorts):
+    values = ["a", b"b", b"a", "c", "b", "a"]
+    mat = bloom_filter_matrix(values, cohorts, 16, 3)
+    assert [tuple(row) for row in mat] == [bloom_filter(v, int(c), 16, 3) for v, c in zip(values, cohorts,
+                                                                                          strict=True)]
+
+
 def test_assign_cohort_pinned_rederived_and_covers_every_cohort():
     assert assign_cohort("client-1", 64) == 29 and assign_cohort(12345, 128) == 55 and assign_cohort(b"", 3) == 1
     message = b"vetdp-rappor-cohort-v1" + b"b" + (8).to_bytes(8, "big") + b"client-1" + bytes(4)
@@ -109,6 +122,73 @@ def test_assign_cohort_pinned_rederived_and_covers_every_cohort():
     assert assign_cohort("5", 1000) != assign_cohort(5, 1000) or assign_cohort("6", 1000) != assign_cohort(6, 1000)
     assert assign_cohort("x", 1) == 0
     assert {assign_cohort(i, 4) for i in range(200)} == {0, 1, 2, 3}
+
+
+_CLIENT_IDS = (list(range(-300, 300)) + [2**64, -2**127, 2**127 - 1, 2**200, "", "é", "client-1", "x" * 300, b"",
+               b"\xff" * 256, bytearray(b"ab"), np.int64(7), np.uint8(200), np.str_("np"), np.bytes_(b"nb")])
+
+
+@pytest.mark.parametrize("num_cohorts", [1, 2, 3, 64, 1000, 2**31 + 11, 2**32 - 1, 2**32])
+def test_assign_cohorts_equals_assign_cohort_elementwise(num_cohorts):
+    got = assign_cohorts(_CLIENT_IDS, num_cohorts)
+    assert got.dtype == np.int64 and got.shape == (len(_CLIENT_IDS),)
+    assert got.tolist() == [assign_cohort(c, num_cohorts) for c in _CLIENT_IDS]
+    if num_cohorts >= 2**32 - 1:  # residues of 32 bits survive the vectorised reduction
+        assert got.max() >= 2**31
+
+
+def test_assign_cohorts_accepts_ranges_arrays_and_generators():
+    expected = [assign_cohort(i, 7) for i in range(50)]
+    assert assign_cohorts(range(50), 7).tolist() == expected
+    assert assign_cohorts(np.arange(50), 7).tolist() == expected
+    assert assign_cohorts((i for i in range(50)), 7).tolist() == expected
+    assert assign_cohorts(np.array(["a", "bc"]), 9).tolist() == [assign_cohort("a", 9), assign_cohort("bc", 9)]
+    assert assign_cohorts([], 5).shape == (0,)
+
+
+def test_assign_cohorts_repeats_a_rejected_digest_as_assign_cohort_does(monkeypatch):
+    """A first-attempt digest of 2**256 − 1 is rejected for 3 cohorts (2**256 mod 3 = 1): both functions must move
+    on to the second attempt (the real SHA-256), which the vectorised reduction alone would not."""
+    real = hashlib.sha256
+
+    def rigged(message=b""):
+        if message.endswith(b"victim" + bytes(4)):
+            return type("Rigged", (), {"digest": lambda self: b"\xff" * 32})()
+        return real(message)
+
+    monkeypatch.setattr(hashlib, "sha256", rigged)
+    head = b"vetdp-rappor-cohort-v1" + b"b" + (6).to_bytes(8, "big") + b"victim"
+    second = int.from_bytes(real(head + (1).to_bytes(4, "big")).digest(), "big") % 3
+    assert second != (2**256 - 1) % 3  # so a batch that skipped the second attempt would answer differently
+    assert assign_cohort("victim", 3) == second
+    assert assign_cohorts(["a", "victim", 5], 3).tolist() == [assign_cohort("a", 3), second, assign_cohort(5, 3)]
+    assert assign_cohort("victim", 2) == 1 == assign_cohorts(["victim"], 2)[0]  # 2 divides 2**256: never rejected
+
+
+def test_digests_mod_is_the_residue_of_each_256_bit_digest_and_flags_the_top_words():
+    rng = np.random.default_rng(5)
+    digests = [bytes(32), b"\xff" * 32, b"\xff" * 4 + bytes(28), b"\xff" * 3 + bytes(29)]
+    digests += [rng.bytes(32) for _ in range(200)]
+    for n in (1, 2, 3, 10, 64, 2**32 - 5, 2**32):
+        residues, suspects = rappor._digests_mod(b"".join(digests), n)
+        assert residues.tolist() == [int.from_bytes(d, "big") % n for d in digests], n
+        assert suspects.tolist() == [i for i, d in enumerate(digests) if d[:4] == b"\xff" * 4]
+
+
+@pytest.mark.parametrize("call,error,words", [
+    (lambda: assign_cohorts(["a", 1.5], 4), TypeError, ("client_ids[1]=1.5",)),
+    (lambda: assign_cohorts([3, True], 4), TypeError, ("client_ids[1]=True", "bool")),
+    (lambda: assign_cohorts(["a", "\ud800"], 4), ValueError, ("client_ids[1]=", "UTF-8")),
+    (lambda: assign_cohorts("abc", 4), TypeError, ("client_ids='abc'",)),
+    (lambda: assign_cohorts(5, 4), TypeError, ("client_ids=5",)),
+    (lambda: assign_cohorts(np.zeros((2, 2), dtype=np.int64), 4), ValueError, ("one-dimensional",)),
+    (lambda: assign_cohorts(["a"], 0), ValueError, ("num_cohorts=0",)),
+    (lambda: assign_cohorts(["a"], 2**32 + 1), ValueError, ("num_cohorts=",)),
+], ids=["float", "bool", "surrogate", "single_str", "int", "two_dim", "zero_cohorts", "too_many_cohorts"])
+def test_assign_cohorts_rejects_bad_arguments_naming_them(call, error, words):
+    with pytest.raises(error) as info:
+        call()
+    assert all(w in str(info.value) for w in words), str(info.value)
 
 
 @pytest.mark.parametrize("call,error,words", [
@@ -395,6 +475,50 @@ def test_instantaneous_batch_draws_q_for_ones_then_p_for_zeros():
     for n, (i, j) in enumerate(zeros):
         expected[i, j] = _bernoulli_of_byte(0.3, len(ones) + n + 1)
     assert out.tolist() == expected.tolist()
+
+
+class _Pattern(RandomSource):
+    """The bytes 200, 100, 50, 25, 12, 6, 3, 1 over and over: first set bit at 1, 2, ..., 8 in turn."""
+
+    PATTERN = (200, 100, 50, 25, 12, 6, 3, 1)
+
+    def __init__(self):
+        self.i = 0
+
+    def random_bytes(self, n: int) -> bytes:
+        out = bytes(self.PATTERN[(self.i + j) % 8] for j in range(n))
+        self.i += n
+        return out
+
+
+def test_instantaneous_batch_blocks_each_cell_reads_its_own_byte(monkeypatch):
+    """Blocks of two rows (6 cells): within each block the ones draw q first, then the zeros draw p, in row-major
+    order; each cell answers exactly as the exact Bernoulli of its own probability on its own byte. p = 0.3
+    (0.0100 1100…) and q = 0.6 (0.1001 1001…) differ at bits 1, 2, 4, 5, 6, 8, which the bytes reach."""
+    monkeypatch.setattr(rappor, "IRR_BLOCK_CELLS", 6)
+    rows = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 1], [0, 0, 0], [0, 1, 1]], dtype=bool)
+    with use_source(_Pattern()):
+        out = rappor_instantaneous_batch(rows, 0.3, 0.6)
+    expected = np.zeros(rows.shape, dtype=bool)
+    byte = 0
+    for lo in range(0, 5, 2):
+        block = [(i, j) for i in range(lo, min(lo + 2, 5)) for j in range(3)]
+        for i, j in [c for c in block if rows[c]] + [c for c in block if not rows[c]]:
+            expected[i, j] = _bernoulli_of_byte(0.6 if rows[i, j] else 0.3, _Pattern.PATTERN[byte % 8])
+            byte += 1
+    assert 0 < expected.sum() < expected.size
+    assert out.tolist() == expected.tolist()
+    with use_source(_Pattern()):  # the same cells through an int array, not contiguous in memory
+        strided = rappor_instantaneous_batch(np.repeat(rows.astype(np.int64), 2, axis=1)[:, ::2], 0.3, 0.6)
+    assert strided.tolist() == expected.tolist()
+
+
+def test_permanent_batch_leaves_its_input_unchanged():
+    rows = np.array([[1, 0, 0, 1]] * 20, dtype=bool)
+    before = rows.copy()
+    with use_source(SeededSource(2)):
+        out = rappor_permanent_batch(rows, 0.9)
+    assert (rows == before).all() and not (out == rows).all() and out is not rows
 
 
 def test_batch_per_cell_frequencies_are_exact_over_every_byte():

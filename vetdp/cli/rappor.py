@@ -535,7 +535,7 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
            num_cohorts: int | None, f: float | None, p: float | None, q: float | None, randomize: bool,
            keep_bloom: bool, seed: int | None, output: str | None) -> None:
     """Values → Bloom filters (k bits, h hashes, per cohort), and with --randomize the RAPPOR reports."""
-    from vetdp.impl.rappor import assign_cohort, bloom_filter_matrix
+    from vetdp.impl.rappor import assign_cohorts, bloom_filter_matrix
 
     if output is None:
         raise click.UsageError("give --output FILE (.json, .npz, .csv) or --output - (JSON on standard output)")
@@ -570,7 +570,7 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
             cohorts = np.empty(n, dtype=np.int64)
             for lo in range(0, n, CHUNK_ROWS):
                 hi = min(n, lo + CHUNK_ROWS)
-                cohorts[lo:hi] = _run(lambda lo=lo, hi=hi: [assign_cohort(c, m) for c in clients[lo:hi]])
+                cohorts[lo:hi] = _run(lambda lo=lo, hi=hi: assign_cohorts(clients[lo:hi], m))
                 bar.advance(task, hi - lo)
         # one permanent response per distinct (client, value): a client re-reporting a value reuses it (the
         # memoization behind ε∞); without --clients every row is its own client
