@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pytest
 
 import vetdp.buffling.many_bf as many_bf
@@ -270,7 +271,7 @@ def test_conditional_bracket_gives_up_beyond_its_limit():
 
 @pytest.mark.parametrize("k,m,p,method", [(3, 40, 0.1, "enumeration"), (3, 1000, 0.1, "conditional"),
                                           (3, 10**4, 0.2, "conditional"), (2, 10**5, 0.3, "conditional"),
-                                          (6, 10**5, 0.2, "coupling")])
+                                          (6, 10**5, 0.2, "coupling"), (4, 10**6, 0.2, "chain")])
 def test_certified_epsilon_is_within_one_percent(k, m, p, method):
     r = certified_epsilon(k, m, p, 1e-6)
     assert r.method == method
@@ -309,7 +310,9 @@ def test_monte_carlo_hockey_estimate_brackets_the_exact_value_at_a_common_delta(
 
 @pytest.mark.deep
 @pytest.mark.parametrize("k,m,p,method", [(3, 10**5, 0.3, "conditional"), (4, 10**4, 0.1, "conditional"),
-                                          (2, 10**6, 0.3, "conditional"), (3, 10**5, 0.1, "conditional")])
+                                          (2, 10**6, 0.3, "conditional"), (3, 10**5, 0.1, "conditional"),
+                                          (3, 10**6, 0.3, "chain"), (4, 10**4, 0.3, "chain"), (4, 10**5, 0.2, "chain"),
+                                          (6, 10**3, 0.3, "chain"), (6, 10**6, 0.3, "chain")])
 def test_certified_epsilon_is_within_one_percent_deep(k, m, p, method):
     r = certified_epsilon(k, m, p, 1e-6)
     assert r.method == method
@@ -340,3 +343,61 @@ def test_chunked_evaluation_equals_one_pass():
     for t in (1.0, 2.0, 7.5):
         whole, parts = _divergences(pre, t), _divergences(pre, t, chunk=97)
         assert abs(whole[0] - parts[0]) <= whole[1] and abs(whole[2] - parts[2]) <= whole[3]
+
+
+# ---------------------------------------------------------------- category chains (vetdp.buffling.category_chain)
+
+@pytest.mark.parametrize("k,m,p,delta", [(1, 30, 0.2, 1e-3), (2, 50, 0.1, 1e-6), (3, 40, 0.3, 1e-6),
+                                         (3, 60, 0.2, 1e-6), (4, 30, 0.3, 1e-5), (3, 60, 0.4, 1e-2)])
+def test_chain_bracket_contains_the_exact_value_and_is_within_one_percent(k, m, p, delta):
+    from vetdp.buffling.category_chain import chain_epsilon
+
+    r = chain_epsilon(k, m, p, delta)
+    e = exact_epsilon(k, m, p, delta)
+    assert r.method == "chain"
+    assert r.lower <= e.lower <= e.upper <= r.upper
+    assert r.relative_width <= 0.01
+
+
+@pytest.mark.parametrize("k,m,p", [(1, 4, 0.3), (2, 5, 0.1), (3, 20, 0.15), (4, 6, 0.2)])
+def test_chain_delta_brackets_the_enumerated_delta(k, m, p):
+    from vetdp.buffling.category_chain import chain_delta
+
+    for eps in (0.0, 0.3, 1.0, 2.5):
+        lo, hi = chain_delta(k, m, p, eps, h=2.0**-9)
+        d1, d2 = brute_delta(k, m, p, eps)
+        assert lo <= max(d1, d2) <= hi
+
+
+def test_chain_laws_bound_the_loss_from_both_sides():
+    """Upper chain ≥ lower chain in law; both carry the whole mass but the charged loss; mean of R is 1."""
+    from vetdp.buffling.category_chain import chain_laws
+
+    up = chain_laws(3, 200, 0.2, 2.0**-10, True)
+    down = chain_laws(3, 200, 0.2, 2.0**-10, False)
+    for law in (up, down):
+        assert abs(law.values.sum() - 1) <= law.lost + 1e-12
+    r_up = float(up.w0) + (up.offset + np.arange(up.values.size)) * up.h
+    r_dn = float(down.w0) + (down.offset + np.arange(down.values.size)) * down.h
+    mean_up, mean_dn = float(np.dot(up.values, r_up)), float(np.dot(down.values, r_dn))
+    assert mean_dn <= 1.0 <= mean_up  # E_D[R] = 1 exactly
+    assert mean_up - mean_dn < 0.02
+    with pytest.raises(ValueError, match="h=0.3 must be a positive power of two"):
+        chain_laws(3, 200, 0.2, 0.3, True)
+
+
+def test_chain_reaches_the_seed_scale_where_the_coupling_was_loose():
+    """k = 4, m = 10⁶, p = 0.2: the coupled grid laws gave 5.6% width; the chains give < 1%."""
+    from vetdp.buffling.category_chain import chain_epsilon
+
+    r = chain_epsilon(4, 10**6, 0.2, 1e-6)
+    assert r.relative_width <= 0.01 and r.seconds < 60
+    c = many_bf_epsilon(many_bf_distribution(4, 10**6, 0.2), 1e-6)  # the older bracket must overlap
+    assert c.hockey_upper - c.hockey_lower > 3 * (r.upper - r.lower)
+    assert c.hockey_lower <= r.upper and r.lower <= c.hockey_upper
+
+
+def test_category_chain_public_names_exist():
+    import vetdp.buffling.category_chain as cc
+
+    assert cc.__all__ and all(hasattr(cc, name) for name in cc.__all__)

@@ -144,3 +144,103 @@ def test_certified_enclosure_agrees_with_continued_fraction_route_at_m_ten_thous
     value, route = loss_ratio_continued_fraction(m, p, y_d, y_x, prec=512)
     assert abs(mpf_to_fraction(value) - enc.mid) / enc.mid < Fraction(1, 10**30), route
     assert enc.rel_width < Fraction(1, 10**30)
+
+
+# ---------------------------------------------------------------- per-y_d ε(δ), certified at scale (one_bf_delta)
+
+def _exact_rows(m: int, y_d: int, p: float) -> tuple[list[int], list[int], int]:
+    """den^m·f(· | y_d), den^m·f(· | y_d + 1) and den^m: integer convolutions of two binomial rows."""
+    a, den = Fraction(p).as_integer_ratio()
+    b = den - a
+
+    def row(n: int) -> list[int]:  # den^m · Pr[Bin(n, q) + Bin(m − n, p) = y]
+        c1 = [math.comb(n, i) * b**i * a ** (n - i) for i in range(n + 1)]
+        c2 = [math.comb(m - n, j) * a**j * b ** (m - n - j) for j in range(m - n + 1)]
+        out = [0] * (m + 1)
+        for i, x in enumerate(c1):
+            for j, y in enumerate(c2):
+                out[i + j] += x * y
+        return out
+
+    return row(y_d), row(y_d + 1), den**m
+
+
+def _exact_delta(rows: tuple[list[int], list[int], int], t: Fraction) -> Fraction:
+    """max(Σ(P − tQ)₊, Σ(Q − tP)₊) exactly, in integers over den^m·(denominator of t)."""
+    p_row, q_row, s = rows
+    tn, td = t.numerator, t.denominator
+    one = sum(x * td - tn * y for x, y in zip(p_row, q_row, strict=True) if x * td > tn * y)
+    two = sum(y * td - tn * x for x, y in zip(p_row, q_row, strict=True) if y * td > tn * x)
+    return Fraction(max(one, two), s * td)
+
+
+ONE_BF_EPS_CASES = [(10, 0, 0.1, 1e-6), (10, 3, 0.1, 1e-6), (60, 20, 0.3, 1e-6), (60, 59, 0.3, 1e-3),
+                    (100, 0, 0.2, 1e-6), (100, 33, 0.2, 1e-9), (100, 50, 0.45, 1e-2), (100, 50, 0.45, 1e-4),
+                    (400, 150, 0.25, 1e-6),
+                    (7, 2, 2.0**-40, 1e-6)]
+
+
+@pytest.mark.parametrize("m,y_d,p,delta", ONE_BF_EPS_CASES, ids=[f"m{c[0]}-yd{c[1]}-p{c[2]}-d{c[3]}"
+                                                                  for c in ONE_BF_EPS_CASES])
+def test_one_bf_epsilon_bracket_is_pinned_by_exact_rationals(m, y_d, p, delta):
+    """δ(upper) <= δ and δ(lower) >= δ, decided on exact rationals (e^ε bracketed rationally)."""
+    from vetdp.arith.rounding import exp_bracket
+    from vetdp.buffling.one_bf_delta import one_bf_epsilon
+
+    r = one_bf_epsilon(m, y_d, p, delta)
+    rows = _exact_rows(m, y_d, p)
+    dq = Fraction(delta)
+    if r.upper == 0:  # ε = 0: total variation already <= δ
+        assert _exact_delta(rows, Fraction(1)) <= dq and (m, p, delta) == (100, 0.45, 1e-2)
+        return
+    assert r.relative_width < 1e-6
+    assert _exact_delta(rows, exp_bracket(Fraction(r.upper), 96)[0]) <= dq  # δ falls in t: t below e^upper
+    assert _exact_delta(rows, exp_bracket(Fraction(r.lower), 96)[1]) >= dq
+    if m <= 100:  # the exact-rational route of one_bf_privacy (an upper float on the same ε) lies inside
+        ex = one_bf_privacy(m, p, delta, y_d=[y_d]).eps_hockey[0]
+        assert r.lower <= ex and ex - r.upper <= 1e-12 * ex
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.05, 0.3, 1.0, 2.5])
+def test_one_bf_delta_brackets_exact_delta(eps):
+    from vetdp.arith.rounding import exp_bracket
+    from vetdp.buffling.one_bf_delta import one_bf_delta
+
+    m, y_d, p = 80, 30, 0.15
+    lo, hi = one_bf_delta(m, y_d, p, eps)
+    rows = _exact_rows(m, y_d, p)
+    t_lo, t_hi = exp_bracket(Fraction(eps), 96) if eps else (Fraction(1), Fraction(1))
+    assert Fraction(lo) <= _exact_delta(rows, t_hi) and _exact_delta(rows, t_lo) <= Fraction(hi)
+    assert hi - lo <= 1e-9 * hi + 1e-38  # the mass beyond the windows (floor 1e-40) is charged to hi
+
+
+def test_one_bf_epsilon_at_a_million_bits_is_self_consistent_and_fast():
+    from vetdp.buffling.one_bf_delta import one_bf_delta, one_bf_epsilon
+
+    m, p, delta = 10**6, 0.1, 1e-6
+    for y_d in (0, m // 2, m - 1):
+        r = one_bf_epsilon(m, y_d, p, delta)
+        assert r.seconds < 20 and 0 < r.lower <= r.upper and r.relative_width < 1e-6
+        assert one_bf_delta(m, y_d, p, r.upper)[1] <= delta < one_bf_delta(m, y_d, p, r.lower)[0] * (1 + 1e-6)
+    # symmetry: complementing every bit maps y_d to m − 1 − y_d and leaves ε unchanged
+    a, b = one_bf_epsilon(m, 0, p, delta), one_bf_epsilon(m, m - 1, p, delta)
+    assert a.lower <= b.upper and b.lower <= a.upper
+
+
+def test_one_bf_epsilon_sharper_p_has_smaller_epsilon_and_bad_inputs_raise():
+    from vetdp.buffling.one_bf_delta import one_bf_epsilon
+
+    assert one_bf_epsilon(1000, 500, 0.3, 1e-6).upper < one_bf_epsilon(1000, 500, 0.1, 1e-6).lower
+    assert one_bf_epsilon(1000, 500, 0.5, 1e-6).upper == 0.0
+    with pytest.raises(ValueError, match=r"y_d=10 must be in \[0, 9\]"):
+        one_bf_epsilon(10, 10, 0.1, 1e-6)
+    with pytest.raises(ValueError, match="rel_tol=0.5 must be in"):
+        one_bf_epsilon(10, 1, 0.1, 1e-6, rel_tol=0.5)
+    with pytest.raises(ValueError, match="delta=1.0"):
+        one_bf_epsilon(10, 1, 0.1, 1.0)
+
+
+def test_one_bf_delta_public_names_exist():
+    import vetdp.buffling.one_bf_delta as mod
+
+    assert mod.__all__ and all(hasattr(mod, name) for name in mod.__all__)

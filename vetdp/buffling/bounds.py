@@ -29,7 +29,10 @@ from vetdp.buffling.logo_counts import PREFIX_LIMIT, EpsilonBracket, conditional
 from vetdp.buffling.many_bf import ManyBFDistribution, U
 from vetdp.core.validation import check_int
 
-__all__ = ["DeltaBounds", "EpsilonBounds", "EpsilonBracket", "certified_epsilon", "many_bf_delta", "many_bf_epsilon"]
+CHAIN_TARGET = 0.008  # certified_epsilon runs the category chains where the grid laws are wider than this
+
+__all__ = ["CHAIN_TARGET", "DeltaBounds", "EpsilonBounds", "EpsilonBracket", "certified_epsilon", "many_bf_delta",
+           "many_bf_epsilon"]
 
 
 def _sums(dist: ManyBFDistribution) -> dict:
@@ -192,7 +195,9 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     two categories (:func:`~vetdp.buffling.logo_counts.conditional_epsilon`) when at most ``PREFIX_LIMIT`` prefixes
     are needed (``prefix_limit``: larger values reach further at about 1 s and 150 MB per million); else the coupled
     grid laws of :func:`vetdp.buffling.many_bf.many_bf_distribution` (``r_cap`` raised 16-fold, at most twice, when
-    the grid does not reach δ; ArithmeticError if it still does not).
+    the grid does not reach δ), and where their bracket is wider than ``CHAIN_TARGET`` (0.8%) the monotone category
+    chains (:func:`vetdp.buffling.category_chain.chain_epsilon`), intersected with the grid laws' bracket when both
+    exist. ArithmeticError when neither gives a bracket.
     """
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     d = check_delta(delta)
@@ -203,16 +208,29 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     r = conditional_epsilon(k, m, p, d, limit=check_int("prefix_limit", prefix_limit, lo=1, hi=10**8))
     if r is not None:
         return r
+    from vetdp.buffling.category_chain import chain_epsilon
     from vetdp.buffling.many_bf import many_bf_distribution
 
+    grid: tuple[float, float, int] | None = None
     for attempt in range(3):  # a grid that does not reach this δ: cover 16 times more of R, coarser
         cap = min(float(r_cap) * 16**attempt, 2.0**40)
         dist = many_bf_distribution(k, m, p, grid_bits=grid_bits, r_cap=cap)
         try:
             eps = many_bf_epsilon(dist, d)
+            grid = (eps.hockey_lower, eps.hockey_upper, dist.cells)
             break
         except ArithmeticError:
             if attempt == 2 or cap == 2.0**40:
-                raise
-    return EpsilonBracket(k, m, p, d, eps.hockey_lower, eps.hockey_upper, "coupling", dist.cells,
-                          time.perf_counter() - start)
+                break
+    if grid is not None and (grid[1] == 0.0 or (grid[1] - grid[0]) / grid[1] <= CHAIN_TARGET):
+        return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
+    c = chain_epsilon(k, m, p, d, target=CHAIN_TARGET)
+    if c is None:
+        if grid is None:
+            raise ArithmeticError(f"no certified bracket for n_pub={k} n_bit={m} flip_prob={p}: the grid laws do "
+                                  "not reach this δ and the category chains exceed their cell limit")
+        return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
+    if grid is not None:  # two certified brackets: their intersection is one
+        lo, hi = max(c.lower, grid[0]), min(c.upper, grid[1])
+        return EpsilonBracket(k, m, p, d, lo, hi, "chain", c.work, time.perf_counter() - start)
+    return EpsilonBracket(k, m, p, d, c.lower, c.upper, "chain", c.work, time.perf_counter() - start)
