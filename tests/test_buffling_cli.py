@@ -126,3 +126,29 @@ def test_snr_ten_publishers_runs_in_bounded_memory():
     assert r.exit_code == 0, r.output
     grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kb < 1_500_000  # was 17 GB: the n^3 pair tensor is never formed
+
+
+def test_one_bf_certified_mode_gives_a_hockey_stick_bracket_per_y_d(tmp_path):
+    from vetdp.buffling.one_bf_delta import one_bf_epsilon
+
+    out = tmp_path / "o.json"
+    r = run(["one-bf", "--n-bit", "1000000", "--flip-prob", "0.1", "--delta", "1e-6", "--y-d", "0", "--y-d", "500000",
+             "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(out.read_text())["eps_hockey"]
+    assert [row["y_d"] for row in rows] == [0, 500000]
+    for row in rows:
+        ref = one_bf_epsilon(1_000_000, row["y_d"], 0.1, 1e-6)
+        assert (row["lower"], row["upper"]) == (ref.lower, ref.upper)
+        assert 0 < row["lower"] <= row["upper"] <= row["lower"] * (1 + 1e-6)
+
+
+def test_privacy_uses_the_category_chains_where_the_grid_laws_are_wide(tmp_path):
+    out = tmp_path / "p.json"
+    r = run(["privacy", "--n-pub", "4", "--n-bit", "100000", "--flip-prob", "0.2", "--delta", "1e-6",
+             "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    lo, hi = doc["hockey"]
+    assert doc["hockey_method"].startswith("category chains"), doc["hockey_method"]
+    assert 0 < lo <= hi <= lo * 1.01  # within 1% (the grid laws alone: about 4%)

@@ -181,7 +181,8 @@ def snr(n_pub: int, n_bit: int, flip_prob: float, skew: str, plot_path: str | No
               help=f"m, the number of bits, 1..10^7: exact rationals up to {ONE_BF_MAX_BITS} (ε per y_d), certified "
                    "intervals above (R(y_x | y_d) over a grid)")
 @click.option("--flip-prob", type=_FLIP, required=True, help="p in (0, 0.5]")
-@click.option("--delta", type=_DELTA, default=1e-3, show_default=True, help="δ in (0, 1) (exact mode only)")
+@click.option("--delta", type=_DELTA, default=1e-3, show_default=True,
+              help="δ in (0, 1): ε(δ) per y_d (exact up to --n-bit 100, certified brackets above)")
 @click.option("--depth", type=Integer(0, 10**4), default=None,
               help="continued-fraction depth in [0, 10^4] (default: exact termination; exact mode only)")
 @click.option("--y-d", "y_ds", type=Integer(0, None), multiple=True,
@@ -201,7 +202,7 @@ def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, y_ds: 
             raise click.BadParameter(f"{y} must be in [0, {n_bit - 1}] (y_d <= m − 1)", param_hint="--y-d")
     with runner_scope(workers, scheduler) as runner:
         if n_bit > ONE_BF_MAX_BITS:
-            _one_bf_certified(n_bit, flip_prob, y_ds, json_path, runner)
+            _one_bf_certified(n_bit, flip_prob, delta, y_ds, json_path, runner)
         else:
             _one_bf_exact(n_bit, flip_prob, delta, depth, json_path, runner)
 
@@ -296,9 +297,12 @@ def _enclosures(task: tuple[int, float, list[tuple[int, int, str]]]) -> list:
     return [ratio_enclosure(y_d, y_x, p, m) for y_d, y_x, _ in points]
 
 
-def _one_bf_certified(m: int, p: float, y_ds: tuple[int, ...], json_path: str | None, runner: Any) -> None:
-    """one-bf above the exact limit: certified enclosures of R(y_x | y_d) over the vet grid's rows."""
+def _one_bf_certified(m: int, p: float, delta: float, y_ds: tuple[int, ...], json_path: str | None,
+                      runner: Any) -> None:
+    """one-bf above the exact limit: certified enclosures of R(y_x | y_d) over the vet grid's rows, and a
+    certified bracket on the hockey-stick ε(y_d; δ) per y_d."""
     from vetdp.buffling.one_bf import ln_down, ln_up
+    from vetdp.buffling.one_bf_delta import one_bf_epsilon
     wanted = sorted(set(y_ds)) if y_ds else sorted({0, m // 10, m // 2, m - 1})
     rows = []
     err = Console(stderr=True)
@@ -322,11 +326,24 @@ def _one_bf_certified(m: int, p: float, y_ds: tuple[int, ...], json_path: str | 
     out = _console(json_path)
     out.print(table)
     out.print(f"ε pure = max over y_x of |ln R| = ln(q/p) <= {eps_pure:.17g} for every y_d (R(0 | y_d) = p/q and "
-              "R(m | y_d) = q/p exactly, R increasing in y_x); ε(δ) per y_d is computed exactly for "
-              f"--n-bit <= {ONE_BF_MAX_BITS} only")
+              "R(m | y_d) = q/p exactly, R increasing in y_x)")
+    with Progress(disable=not err.is_terminal, console=err, transient=True) as bar:
+        task = bar.add_task(f"certified ε(y_d; δ={delta:g})", total=len(wanted))
+        hockey = []
+        for y_d in wanted:
+            hockey.append(_run(lambda y_d=y_d: one_bf_epsilon(m, y_d, p, delta)))
+            bar.advance(task)
+    eps_table = Table(title=f"one BF, m={m} p={p}: hockey-stick ε(y_d; δ={delta:g}) (certified brackets)")
+    for col in ("y_d", "ε lower", "ε upper"):
+        eps_table.add_column(col)
+    for h in hockey:
+        eps_table.add_row(str(h.y_d), f"{h.lower:.12g}", f"{h.upper:.12g}")
+    out.print(eps_table)
     _write_json(json_path, "one-bf", {
-        "mode": "certified", "parameters": {"n_bit": m, "flip_prob": p, "y_d": wanted}, "eps_pure_upper": eps_pure,
-        "ratio": [{"y_d": d, "y_x": x, "region": r, "lo": e.lo, "hi": e.hi} for d, x, r, e in rows]})
+        "mode": "certified", "parameters": {"n_bit": m, "flip_prob": p, "delta": delta, "y_d": wanted},
+        "eps_pure_upper": eps_pure,
+        "ratio": [{"y_d": d, "y_x": x, "region": r, "lo": e.lo, "hi": e.hi} for d, x, r, e in rows],
+        "eps_hockey": [{"y_d": h.y_d, "lower": h.lower, "upper": h.upper} for h in hockey]})
 
 
 def _rows_for(m: int, p: float, y_d: int) -> list[tuple[int, str]]:
@@ -360,6 +377,8 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         if n_simu < 10:
             raise click.BadParameter(f"{n_simu} must be 0 (no simulation) or >= 10", param_hint="--simulate")
         _check_simulation("--simulate", n_pub, n_simu)
+    from vetdp.buffling.bounds import CHAIN_TARGET
+    from vetdp.buffling.category_chain import chain_epsilon
     from vetdp.buffling.logo_counts import conditional_epsilon, exact_epsilon, exact_is_cheap
 
     err = Console(stderr=True)
@@ -377,6 +396,9 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
             else:
                 c = _run(lambda: conditional_epsilon(n_pub, n_bit, flip_prob, delta))
                 finer = None if c is None else (c.lower, c.upper, f"conditional ({c.work} prefixes)")
+                if c is None and e.hockey_upper - e.hockey_lower > CHAIN_TARGET * e.hockey_upper:
+                    c = _run(lambda: chain_epsilon(n_pub, n_bit, flip_prob, delta))
+                    finer = None if c is None else (c.lower, c.upper, f"category chains ({c.work} cells)")
         if finer is not None:  # both brackets are certified: keep their intersection
             hockey = (max(hockey[0], finer[0]), min(hockey[1], finer[1]))
             hockey_method = finer[2]
@@ -393,9 +415,11 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
     else:
         if width <= 1e-3 * max(hockey[1], 1e-300):
             verdict = f"yes (tight: bracket width {width:.2g})"
-        else:
+        elif hockey_method == dist.method:
             verdict = (f"yes (upper bound; bracket width {width:.2g} is not tight at this grid: raise --grid-bits "
                        "or --r-cap)")
+        else:
+            verdict = f"yes (upper bound; certified bracket width {width:.2g}, {width / hockey[1]:.2%} of ε)"
         table.add_row("hockey-stick δ(ε) <= δ", f"{hockey[0]:.10g}", f"{hockey[1]:.10g}", verdict)
         table.add_row("quantile rule, both losses", f"{e.quantile_lower:.6g}", f"{e.quantile_upper:.6g}",
                       "yes (probabilistic DP ⇒ DP), looser")
