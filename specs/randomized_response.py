@@ -51,10 +51,11 @@ def categories_of(t: int, kind: str) -> list:
 
 
 def layout(t: int, kind: str, step: int = 1, offset: int = 0, order: str = "sorted", seed: int = 0) -> list:
-    """t categories of ``kind`` ("int" or "str") spaced ``step`` apart from ``offset``, in ``order``
-    ("sorted", "reversed" or "shuffled" by ``seed``)."""
+    """t categories of ``kind`` ("int", "str" or "float": quarters offset by 1/8, never integral) spaced
+    ``step`` apart from ``offset``, in ``order`` ("sorted", "reversed" or "shuffled" by ``seed``)."""
     values = [offset + step * i for i in range(t)]
-    cats = values if kind == "int" else [f"c{v}" for v in values]
+    cats = (values if kind == "int" else [v / 4 + 0.125 for v in values] if kind == "float"
+            else [f"c{v}" for v in values])
     if kind == "str" and order == "sorted":
         cats.sort()
     if order == "reversed":
@@ -76,7 +77,8 @@ def category_counts(deep: bool) -> st.SearchStrategy[int]:
 
 def params(deep: bool):
     def for_t(t: int):
-        arrangement = st.builds(layout, st.just(t), st.sampled_from(["int", "str"]), st.integers(1, 4),
+        arrangement = st.builds(layout, st.just(t), st.sampled_from(["int", "str", "int", "str", "float"]),
+                                st.integers(1, 4),
                                 st.integers(-5, 5), st.sampled_from(["sorted", "shuffled", "reversed", "shuffled"]),
                                 st.integers(0, 255))
         return st.fixed_dictionaries({
@@ -192,6 +194,8 @@ def outside(p):
     c = cats[0]
     if isinstance(c, int):
         return ["c0", 1.5, None, True, float(c), np.int64(c), np.array(c), np.array([c]), [c], (c,)]
+    if isinstance(c, float):  # another float is an outsider of the domain's type, not of another type
+        return ["c0", None, True, b"c0", np.array(c), np.array([c]), [c], (c,)]
     return [0, None, b"c0", 1.5, np.array(c), np.array([c]), [c], (c,), np.bytes_(b"c0")]
 
 
@@ -214,6 +218,7 @@ MEASUREMENT = MeasurementSpec(
         {"categories": layout(7, "int", step=3, offset=-4, order="shuffled", seed=1), "prob": at_least(Fraction(1, 7))},
         {"categories": layout(12, "str", step=2, order="shuffled", seed=2), "prob": P_MAX},
         {"categories": layout(40, "int", step=2, offset=1, order="reversed"), "prob": 0.5},
+        {"categories": layout(5, "float", step=3, offset=-2, order="shuffled", seed=3), "prob": 0.5},
         # t in the thousands: a spread of the categories is enumerated, each over all t outputs
         {"categories": layout(1000, "int", step=2, offset=-3, order="shuffled", seed=9),
          "prob": at_least(Fraction(1, 1000))},

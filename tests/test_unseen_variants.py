@@ -76,6 +76,7 @@ BV3 = _bv(3, 1, 0.5)
 WRONG = [
     # 1. functional bugs that do not raise the loss
     (RR, unseen_rr.label_shifted_by_one, "function.law", {"categories": ["c1", "c0", "c2"], "prob": 0.5}),
+    (RR, unseen_rr.table_keyed_by_integer_part, "function.law", {"categories": [0.125, 0.625, 1.375], "prob": 0.5}),
     (RR, unseen_rr.last_category_handled_as_outsider, "function.law", RR3),
     (BV, unseen_bitvec.bits_reversed, "function.law", BV3),
     (BOOL, unseen_other.bool_reports_truth_with_one_minus_p, "function.law", {"prob": 0.75, "constant_time": False}),
@@ -123,6 +124,7 @@ def test_wrong_variant_is_rejected_on_its_clause(spec_name, variant, clause, par
 SEARCH_REACHES = [
     (RR, unseen_rr.outsider_below_takes_next_category, "function.law"),
     (RR, unseen_rr.sorted_table_original_index, "function.law"),
+    (RR, unseen_rr.table_keyed_by_integer_part, "function.law"),
     (BV, unseen_bitvec.flip_prob_clamped_to_smallest_subnormal, "privacy.sound"),
     (BV, unseen_bitvec.flip_prob_nudged_after_nearest, "function.law"),
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "linear_search_never_ends",
     "constructor_exits_on_high_prob",
     "map_one_and_a_half_epsilon",
+    "table_keyed_by_integer_part",
     # sound
     "lie_by_rotation",
     "lie_by_resampling",
@@ -336,6 +337,26 @@ def map_one_and_a_half_epsilon(categories, prob):
         return 0.0 if d_in == 0 else loose
 
     return _measurement(cats, m.function, loose, "map_one_and_a_half_epsilon", privacy_map)
+
+
+def table_keyed_by_integer_part(categories, prob):
+    """Defect (function.law, float categories only): the index table is keyed by ``int(c)`` so that 1 and 1.0
+    "match"; float categories sharing an integer part collide and the earlier one answers as the later."""
+    cats, p = _validated(categories, prob)
+    t = len(cats)
+    index = {int(c) if isinstance(c, float) else c: i for i, c in enumerate(cats)}
+    members = frozenset(cats)
+
+    def function(x):
+        if x not in members:
+            return cats[sample_uniform_int_below(t)]
+        i = index[int(x) if isinstance(x, float) else x]
+        if sample_bernoulli_float(p):
+            return cats[i]
+        j = sample_uniform_int_below(t - 1)
+        return cats[j + (j >= i)]
+
+    return _measurement(cats, function, _epsilon(p, t), "table_keyed_by_integer_part")
 
 
 # ------------------------------------------------------------------ sound variants

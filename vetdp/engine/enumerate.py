@@ -131,6 +131,8 @@ def freeze(value: Any) -> Any:
     if t is tuple and all(type(v) in _PLAIN for v in value):  # the common report: a tuple of plain values
         return value
     if isinstance(value, np.ndarray):
+        if value.ndim == 0:  # a 0-d array holds one scalar: .tolist() returns it, not a list
+            return freeze(value.item())
         return tuple(freeze(v) for v in value.tolist())
     if isinstance(value, np.generic):
         return value.item()
