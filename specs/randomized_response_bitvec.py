@@ -162,6 +162,13 @@ def law(p, x):
     return flip_law(x, Fraction(flip_probability(p["f"])))
 
 
+def ideal_law(p, x):
+    """The seeds' law: every bit flipped with probability exactly f/2. It differs from :func:`law` only where
+    f/2 is not a float (f < 2**-1021 with an odd last bit); an implementation drawing exactly f/2 (e.g. a
+    Bernoulli(f) coin and a fair coin) is as correct as ours, which rounds up."""
+    return flip_law(x, Fraction(p["f"]) / 2)
+
+
 def edges(p) -> list[str]:
     """Boundary classes of bit-vector parameters (shared with k_rappor through :func:`shape_edges`)."""
     f = p["f"]
@@ -279,6 +286,7 @@ MEASUREMENT = MeasurementSpec(
     constant_time_param="constant_time",
     describe="bit-vector randomized response (RAPPOR)",
     law=law,
+    admissible_laws=(("the seeds' law (each bit flipped with probability exactly f/2)", ideal_law),),
     outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,

@@ -350,3 +350,33 @@ def test_a_dead_weakref_proxy_on_the_heap_does_not_break_the_foreign_randomness_
     with watch_foreign_randomness() as use:
         pass
     assert use.sources == [] and proxy is not None
+
+
+def test_a_definite_failure_is_reported_before_an_undecided_parameter_set(monkeypatch):
+    import vetdp.engine.runner as runner
+    from vetdp.engine.clauses import Finding
+
+    longest = max((runner.params_json(p) for p in RR.examples), key=len)
+
+    def evaluate(spec, ctor, params, cfg, audit_beta=None, scale=False):
+        # every set is undecided but the pinned example with the longest JSON, which fails for certain: the
+        # report's example (otherwise the shortest failing set) must be the definite failure
+        if runner.params_json(params) == longest:
+            return {"function.law": Finding(False, "P[M(0) = 1] is 1/2, the law says 1/4")}
+        return {"function.law": Finding(False, "undecided: the precision budget ran out (stand-in)", undecided=True)}
+
+    monkeypatch.setattr(runner, "evaluate_params", evaluate)
+    results = {r.check: r for r in check_measurement_spec(RR, ctor=make_randomized_response,
+                                                          cfg=RunConfig(max_examples=1, strict_messages=False))}
+    law = results["function.law"]
+    assert law.status is Status.FAIL and "the law says 1/4" in law.message, (law.status, law.message)
+    assert law.subject == longest
+
+
+def test_freeze_reads_a_zero_dimensional_array_as_its_scalar():
+    import numpy as np
+
+    from vetdp.engine.enumerate import freeze
+
+    assert freeze(np.array(3)) == 3 and freeze(np.array(True)) is True
+    assert freeze([np.array(1), np.array([2, 3])]) == (1, (2, 3))

@@ -1,7 +1,10 @@
 """Product structure established from the code's own run (vetdp.engine.structure).
 
-The structured law and worst pair are checked against brute-force enumeration on every
-parameter set both can run (k <= 8 here), and code without the structure is refused.
+The structured law, worst pair, Rényi moments and privacy-loss distributions are checked against
+brute-force enumeration of the real code over every input of the domain: by default a few cases up
+to k = 12 (and one k = 16 law); with --deep every (k, m) whose brute force takes at most 300,000
+paths (53 shapes, k <= 14; Rényi and δ where every ordered pair at every output is at most 10^6 terms)
+and k = 16 with m = 1 (17 inputs x 65,536 paths). Code without the structure is refused.
 """
 
 from __future__ import annotations
@@ -15,7 +18,18 @@ import pytest
 from vetdp.core.measurement import BitVectorDomain, bitvector_domain, discrete_distance
 from vetdp.engine.divergence import Verdict, compare_claim, ln_ratio_bracket
 from vetdp.engine.enumerate import enumerate_law
-from vetdp.engine.structure import NotStructured, discover_product_structure, worst_pair
+from vetdp.engine.structure import (
+    NotStructured,
+    decide_renyi,
+    delta_at_ratio,
+    discover_product_structure,
+    pair_classes,
+    privacy_loss_distribution,
+    renyi_moment_bracket,
+    renyi_worst,
+    worst_delta,
+    worst_pair,
+)
 from vetdp.impl.randomized_response_bitvec import flip_probability, make_randomized_response_bitvec
 from vetdp.sampling.primitives import random_bytes, sample_bernoulli_float, sample_uniform_int_below
 
@@ -208,3 +222,229 @@ def test_spec_scale_examples_skip_code_without_structure_with_the_reason_and_cat
     assert out["privacy.sound"].ok and out["privacy.sound"].skipped and "control flow" in out["privacy.sound"].message
     leak = evaluate_params(spec, sb.leaks_beyond_bit_100, K128, RunConfig(), scale=True)
     assert not leak.get("privacy.sound").ok and not leak["privacy.sound"].undecided
+
+
+# ------------------------------------------------------------------ against brute force up to k = 16
+
+def _brute_laws(fn, k: int, m: int) -> dict[tuple[bool, ...], dict]:
+    """The law of every input of the domain, enumerated path by path (2^k paths each)."""
+    laws = {}
+    for x in _domain_inputs(k, m):
+        law = enumerate_law(fn, x, budget=2**k + 1)
+        assert law.complete and sum(law.dist.values()) == 1
+        laws[x] = law.dist
+    return laws
+
+
+def _brute_worst_ratio_of(laws: dict) -> Fraction | None:
+    """max over ordered pairs of distinct inputs and outputs of P/Q (per output: largest over smallest)."""
+    best = Fraction(0)
+    outputs = set().union(*(d.keys() for d in laws.values()))
+    for y in outputs:
+        probs = [d.get(y, Fraction(0)) for d in laws.values()]
+        if min(probs) == 0:
+            return None
+        best = max(best, max(probs) / min(probs))
+    return best
+
+
+def _brute_moment(laws: dict, alpha: int) -> Fraction | None:
+    """max over ordered pairs of distinct inputs of Σ_y P^α Q^(1−α) (integer α), None for +inf."""
+    best = Fraction(1)
+    for x, x2 in itertools.permutations(laws, 2):
+        total = Fraction(0)
+        for y, p in laws[x].items():
+            q = laws[x2].get(y, Fraction(0))
+            if q == 0:
+                return None
+            total += p**alpha / q ** (alpha - 1)
+        best = max(best, total)
+    return best
+
+
+def _brute_pld(p: dict, q: dict) -> dict:
+    out: dict = {}
+    for y, py in p.items():
+        key = None if q.get(y, 0) == 0 else py / q[y]
+        out[key] = out.get(key, Fraction(0)) + py
+    return out
+
+
+def _check_against_brute_force(fn, k: int, m: int, divergences: bool = True) -> None:
+    """Structured law, worst ratio and (with ``divergences``) worst Rényi moments at α = 2, 3 and worst δ at
+    e^ε = 3/2 and 5 all equal brute force over every input of the domain, exactly."""
+    structure = discover_product_structure(fn, k)
+    domain = BitVectorDomain(max_weight=m, length=k)
+    laws = _brute_laws(fn, k, m)
+    for x, law in laws.items():
+        assert {y: structure.law_of(x, y) for y in law} == law
+    assert worst_pair(structure, domain).ratio == _brute_worst_ratio_of(laws)
+    if not divergences or len(laws) < 2:
+        return
+    for alpha in (2, 3):
+        worst = renyi_worst(structure, domain, alpha)
+        assert worst.exact and worst.lower == _brute_moment(laws, alpha)
+    classes = pair_classes(structure, domain)
+    for threshold in (Fraction(3, 2), Fraction(5)):
+        brute = max(delta_at_ratio(_brute_pld(laws[x], laws[x2]), threshold)
+                    for x, x2 in itertools.permutations(laws, 2))
+        assert max(delta_at_ratio(privacy_loss_distribution(structure, x, x2), threshold)
+                   for x, x2 in classes) == brute
+
+
+def _bitvec(k: int, m: int, f: float):
+    return make_randomized_response_bitvec(bitvector_domain(max_weight=m, length=k), discrete_distance(), f).function
+
+
+@pytest.mark.parametrize("k,m,f", [(5, 2, 0.1), (6, 2, 0.75), (3, 3, TINY)])
+def test_structure_equals_brute_force_on_every_input_default_sizes(k, m, f):
+    _check_against_brute_force(_bitvec(k, m, f), k, m)
+
+
+@pytest.mark.parametrize("k,m,f,deep", [(12, 2, 0.3, False), pytest.param(16, 1, 0.25, True, marks=pytest.mark.deep)])
+def test_structure_equals_brute_force_on_the_witness_pair(k, m, f, deep):
+    """k = 12 by default, k = 16 with --deep (65,536 paths per input): the structured laws of the worst pair equal
+    the enumerated laws at every output, and the enumerated ratio at the witness output is the decided worst."""
+    fn = _bitvec(k, m, f)
+    structure = discover_product_structure(fn, k)
+    worst = worst_pair(structure, BitVectorDomain(max_weight=m, length=k))
+    laws = {x: enumerate_law(fn, x, budget=2**k + 1).dist for x in (worst.x, worst.x_prime)}
+    for x, law in laws.items():
+        assert len(law) == 2**k and {y: structure.law_of(x, y) for y in law} == law
+    assert laws[worst.x][worst.y] / laws[worst.x_prime][worst.y] == worst.ratio == _brute_worst_ratio_of(laws)
+    q = Fraction(flip_probability(f))
+    assert worst.ratio == ((1 - q) / q) ** min(2 * m, k)
+
+
+def _deep_shapes() -> list[tuple[int, int]]:
+    """Every (k, m), k <= 16, whose brute force over the whole domain takes at most 300,000 paths."""
+    from math import comb
+
+    shapes = [(k, m) for k in range(1, 17) for m in range(1, k + 1)
+              if sum(comb(k, w) for w in range(m + 1)) * 2**k <= 300_000]
+    return shapes + [(16, 1)]
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("k,m", _deep_shapes())
+def test_structure_equals_brute_force_on_every_shape_deep(k, m):
+    from math import comb
+
+    f = [0.5, 0.1, 0.875, TINY][(k + m) % 4]
+    n = sum(comb(k, w) for w in range(m + 1))
+    # the brute-force Rényi and δ compare every ordered pair at every output: kept to 10^6 (pair, output) terms
+    _check_against_brute_force(_bitvec(k, m, f), k, m, divergences=n * (n - 1) * 2**k <= 10**6 and f != TINY)
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("seed", range(8))
+def test_heterogeneous_coordinates_equal_brute_force_deep(seed):
+    rng = random.Random(100 + seed)
+    k, m = rng.choice([7, 8, 9]), rng.choice([1, 2])
+    flips = [rng.choice([0.5, 0.25, 0.1, 0.3, 0.45, 0.02]) for _ in range(k)]
+    _check_against_brute_force(_heterogeneous(k, flips), k, m, divergences=m == 1)
+
+
+# ------------------------------------------------------------------ Rényi and privacy-loss curves from the structure
+
+@pytest.mark.parametrize("seed", range(4))
+def test_renyi_and_delta_of_heterogeneous_coordinates_equal_brute_force(seed):
+    rng = random.Random(seed)
+    k, m = 5, rng.choice([1, 2])
+    flips = [rng.choice([0.5, 0.25, 0.1, 0.3, 0.45, 0.02]) for _ in range(k)]
+    _check_against_brute_force(_heterogeneous(k, flips), k, m)
+
+
+def test_renyi_of_non_integer_order_encloses_brute_force():
+    k, m, f = 5, 2, 0.3
+    fn = _bitvec(k, m, f)
+    structure = discover_product_structure(fn, k)
+    laws = _brute_laws(fn, k, m)
+    alpha = Fraction(3, 2)
+    worst = renyi_worst(structure, BitVectorDomain(max_weight=m, length=k), alpha, prec=200)
+    assert not worst.exact and worst.lower < worst.upper < worst.lower * (1 + Fraction(1, 2**150))
+    brute = [renyi_moment_bracket(laws[x], laws[x2], alpha, 200) for x, x2 in itertools.permutations(laws, 2)]
+    assert max(lo for lo, _ in brute) <= worst.upper and worst.lower <= max(hi for _, hi in brute)
+
+
+def test_pld_of_the_worst_pair_at_128_bits_equals_the_binomial_formula():
+    from math import comb
+
+    k, m, f = 128, 8, 0.5
+    meas = make_randomized_response_bitvec(bitvector_domain(max_weight=m, length=k), discrete_distance(), f)
+    structure = discover_product_structure(meas.function, k)
+    classes = pair_classes(structure, meas.input_domain)
+    assert len(classes) == 1  # one group of identical coordinates, n >= 2m: both weights at the cap
+    x, x2 = classes[0]
+    assert sum(x) == sum(x2) == m and not any(a and b for a, b in zip(x, x2, strict=True))
+    q = Fraction(flip_probability(f))
+    r = (1 - q) / q
+    d = 2 * m
+    # j of the d differing coordinates flipped: ratio r^(d − 2j) with probability C(d, j) q^j (1−q)^(d−j)
+    expected = {}
+    for j in range(d + 1):
+        expected[r ** (d - 2 * j)] = expected.get(r ** (d - 2 * j), 0) + comb(d, j) * q**j * (1 - q) ** (d - j)
+    assert privacy_loss_distribution(structure, x, x2) == expected
+    enclose = worst_delta(structure, meas.input_domain, 1.0)
+    lo, hi = enclose(128)
+    assert lo <= hi and hi - lo < Fraction(1, 2**100)
+    # a claimed δ just below the truth is unsound, just above sound
+    assert compare_claim(float(hi) * (1 + 2**-40), enclose).verdict is Verdict.SOUND
+    assert compare_claim(float(lo) * (1 - 2**-40), enclose).verdict is Verdict.UNSOUND
+
+
+@pytest.mark.parametrize("alpha", [2, 10, 1.5, 33.25])
+def test_rdp_curve_of_the_map_decided_at_128_bits_and_equal_to_the_closed_form(alpha):
+    from vetdp.accounting.curves import bit_flip_curve
+    from vetdp.accounting.measures import make_renyi
+
+    k, m, f = 128, 8, 0.5
+    meas = make_randomized_response_bitvec(bitvector_domain(max_weight=m, length=k), discrete_distance(), f)
+    structure = discover_product_structure(meas.function, k)
+    curve = make_renyi(meas).map(1)
+    assert decide_renyi(structure, meas.input_domain, alpha, curve(alpha)).verdict is Verdict.SOUND
+    assert decide_renyi(structure, meas.input_domain, alpha, curve(alpha) * (1 - 2**-30)).verdict is Verdict.UNSOUND
+    lo, hi = renyi_worst(structure, meas.input_domain, alpha).truth()(200)
+    c_lo, c_hi = bit_flip_curve(flip_probability(f), 2 * m).rdp_bounds(alpha)
+    assert Fraction(c_lo) <= hi and lo <= Fraction(c_hi)
+
+
+def test_rdp_claim_of_the_uniform_curve_is_unsound_for_a_coordinate_that_flips_less():
+    from vetdp.accounting.measures import make_renyi
+
+    k, m, f = 128, 8, 0.5
+    meas = make_randomized_response_bitvec(bitvector_domain(max_weight=m, length=k), discrete_distance(), f)
+    q = flip_probability(f)
+
+    def leaky(bits):
+        return tuple(b ^ sample_bernoulli_float(q / 2 if i == 77 else q) for i, b in enumerate(bits))
+
+    structure = discover_product_structure(leaky, k)
+    curve = make_renyi(meas).map(1)
+    worst = renyi_worst(structure, meas.input_domain, 2)
+    assert worst.x[77] != worst.x_prime[77]
+    assert decide_renyi(structure, meas.input_domain, 2, curve(2)).verdict is Verdict.UNSOUND
+
+
+def test_renyi_order_outside_range_raises():
+    structure = discover_product_structure(_bitvec(3, 1, 0.5), 3)
+    domain = BitVectorDomain(max_weight=1, length=3)
+    for bad in (1, 0.5, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="alpha"):
+            renyi_worst(structure, domain, bad)
+    with pytest.raises(TypeError, match="alpha"):
+        renyi_worst(structure, domain, "2")
+    with pytest.raises(ValueError, match="epsilon"):
+        worst_delta(structure, domain, -1.0)
+
+
+def test_infinite_renyi_and_delta_for_a_coordinate_that_never_flips():
+    def never(bits):
+        return tuple(b ^ sample_bernoulli_float(0.0 if i == 0 else 0.25) for i, b in enumerate(bits))
+
+    structure = discover_product_structure(never, 4)
+    domain = BitVectorDomain(max_weight=1, length=4)
+    worst = renyi_worst(structure, domain, 2)
+    assert worst.lower is None and worst.truth() is None
+    assert decide_renyi(structure, domain, 2, 1e300).verdict is Verdict.UNSOUND
+    assert worst_delta(structure, domain, 50.0)(64)[0] > 0  # the impossible output's mass is δ at any ε

@@ -189,6 +189,7 @@ SOUND = [
     (BV, unseen_bitvec.list_output_via_mask, None),
     (BV, unseen_bitvec.coins_from_geometric_buffer, BV3),  # the search: test_geometric_buffer_coins_searched
     (BV, unseen_bitvec.map_by_log_and_log1p, None),
+    (BV, unseen_bitvec.flip_by_coin_of_f_and_fair_coin, _bv(2, 1, 3 * SUBNORMAL)),
     (BV, unseen_bitvec.map_constant_beyond_distance_one, None),
     (BOOL, unseen_other.bool_coin_from_bytes, None),
     (BOOL, unseen_other.bool_coin_from_geometric_buffer, None),

@@ -46,6 +46,7 @@ __all__ = [
     "coins_from_geometric_buffer",
     "map_by_log_and_log1p",
     "map_constant_beyond_distance_one",
+    "flip_by_coin_of_f_and_fair_coin",
     # helpers used by other variants
     "half_rounded_up",
     "bit_of_expansion",
@@ -381,3 +382,30 @@ def map_constant_beyond_distance_one(input_domain, input_metric, f, constant_tim
     eps = _epsilon(half_rounded_up(f_), k, m)
     return _simple(input_domain, input_metric, f, constant_time, _coin, "map_constant_beyond_distance_one",
                    privacy_map=lambda d_in: 0.0 if d_in == 0 else eps)
+
+
+def seeds_epsilon_upper(f: float, d: int) -> float:
+    """An upper bound of d·ln((2−f)/f), the seeds' loss for flips of probability exactly f/2, from libm.
+
+    Below 1/2 it is ln(2−f) − ln f (both terms non-negative in effect: no cancellation); above, log1p(2(1−f)/f)
+    (1−f is exact there). Each libm result is within an ulp or so: a few ulps up cover them all.
+    """
+    r = math.log(2.0 - f) - math.log(f) if f < 0.5 else math.log1p(2.0 * (1.0 - f) / f)
+    return _up(d * _up(r, 4), 2) if r > 0 else 0.0
+
+
+def flip_by_coin_of_f_and_fair_coin(input_domain, input_metric, f, constant_time=False):
+    """Sound: a bit flips when a Bernoulli(f) coin and a fair coin both come up, so with probability exactly
+    f/2 (the seeds' law; vetdp's own code rounds f/2 up where it is not a float); the map is the seeds'
+    d·ln((2−f)/f), rounded up from libm (:func:`seeds_epsilon_upper`)."""
+    k, m, f, constant_time = _validated(input_domain, input_metric, f, constant_time)
+
+    def function(bits):
+        report = []
+        for b in bits:  # both coins are always drawn (constant_time keeps its promise)
+            flip = sample_bernoulli_float(f, constant_time) & sample_bernoulli_float(0.5, constant_time)
+            report.append(bool(b) ^ flip)
+        return tuple(report)
+
+    return _measurement(input_domain, k, function, _standard_map(seeds_epsilon_upper(f, min(2 * m, k))),
+                        "flip_by_coin_of_f_and_fair_coin", {"f": f, "constant_time": constant_time})

@@ -25,6 +25,10 @@ With ``RunConfig.opaque`` (compiled or foreign code that cannot be enumerated), 
 clauses use the exact truth enumerated from the spec's own implementation and an
 ``audit.distribution`` clause audits the opaque samples (:mod:`vetdp.audit.opaque`).
 
+Laws of CLASSES_FROM_OUTPUTS outputs or more (categorical mechanisms at t in the thousands) are compared
+by classes of equal probability (:mod:`vetdp.engine.symmetry`); the privacy clauses then say how many
+inputs were enumerated and how many of the output values were not examined as inputs.
+
 Parameter sets come from the spec's pinned examples and its hypothesis strategy; a
 failing clause is shrunk to a minimal parameter set and reported with a reproduction.
 """
@@ -37,13 +41,14 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from vetdp.core.measurement import BitVectorDomain, DiscreteDistance
+from vetdp.core.measurement import AtomDomain, BitVectorDomain, DiscreteDistance
 from vetdp.engine.clauses import (
     TIGHTNESS,
     Finding,
@@ -69,6 +74,7 @@ from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.engine.structure import NotStructured, discover_product_structure, worst_pair
+from vetdp.engine.symmetry import NotSymmetric, class_law, coverage, worst_over
 from vetdp.engine.timeout import DeadlineExceeded, deadline
 
 __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evaluate_params", "params_json",
@@ -296,8 +302,11 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
                           + ", ".join(foreign) + "), so exact enumeration does not apply",
                           witness={"sources": foreign})
         else:
+            # at t in the tens of thousands one input's law costs seconds: the replay check takes the first only
+            again = inputs[:1] if max((len(k.dist) for k in laws.values()), default=0) >= CLASSES_FROM_OUTPUTS \
+                else inputs
             c.run(("randomness.through_primitives",), lambda: {"randomness.through_primitives":
-                                                               deterministic_given_choices(m.inner, inputs, laws,
+                                                               deterministic_given_choices(m.inner, again, laws,
                                                                                            cfg.budget, share)})
             det = c.out.pop("randomness.through_primitives", det)
         if not det.ok and cfg.fallback_opaque:
@@ -327,7 +336,9 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     """For a bit-vector mechanism of at least STRUCTURED_FROM_BITS bits under the discrete metric: the exact
     clauses from the product structure its code shows (:mod:`vetdp.engine.structure`); when it shows none,
     undecided (``required``, the user asked for this size) or skipped with the reason (a spec's scale example).
-    False (nothing done) for anything else, which is enumerated input by input."""
+    False (nothing done) for anything else, which is enumerated input by input — a spec's scale example of an
+    AtomDomain (categories) too, under the discrete metric (its large laws are then compared by classes:
+    :func:`_class_decision`)."""
     inner = getattr(m, "inner", m)
     function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
     exact = ("function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
@@ -335,8 +346,8 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     if not (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
             and domain.length >= STRUCTURED_FROM_BITS and isinstance(getattr(inner, "input_metric", None),
                                                                        DiscreteDistance)):
-        if required:
-            return False
+        if required or (isinstance(domain, AtomDomain) and _classes_apply(spec)):
+            return False  # enumerated input by input (large laws compared by classes: _class_decision)
         c.out.update(dict.fromkeys(exact, Finding(
             True, f"not checked at this size: {type(inner).__name__} is not a vetdp Measurement of a bit-vector "
             "domain with a length and the discrete metric, so its product structure cannot be read; checked at the "
@@ -371,6 +382,34 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     return True
 
 
+CLASSES_FROM_OUTPUTS = 4096  # laws with this many outputs are compared by classes of equal probability
+
+
+def _classes_apply(spec: MeasurementSpec) -> bool:
+    """Whether every pair of distinct inputs is a neighbour at every d >= 1 (the discrete metric), so that the
+    worst pair of :mod:`vetdp.engine.symmetry` decides every privacy clause."""
+    return spec.distance is None and spec.neighbours is None
+
+
+def _class_decision(spec: MeasurementSpec, dists: dict, out: list) -> dict[str, Finding]:
+    """Appends (worst pair, coverage note) to ``out`` when the exact laws are large (CLASSES_FROM_OUTPUTS
+    outputs or more), the metric discrete and every law falls into few classes of equal probability
+    (:mod:`vetdp.engine.symmetry`); otherwise leaves ``out`` empty (the laws are compared output by output)."""
+    if not _classes_apply(spec) or len(dists) < 2 or max(len(d) for d in dists.values()) < CLASSES_FROM_OUTPUTS:
+        return {}
+    try:
+        laws = [class_law(x, d) for x, d in dists.items()]
+    except NotSymmetric:
+        return {}
+    cov = coverage(laws)
+    out.extend([worst_over(laws), f"decided over the enumerated inputs by classes of outputs: {cov.describe()}"])
+    return {}
+
+
+def _with_note(findings: dict[str, Finding], note: str) -> dict[str, Finding]:
+    return {name: dataclasses.replace(f, message=f"{f.message}; {note}") for name, f in findings.items()}
+
+
 def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg: RunConfig, raw: dict,
                    laws: dict, container: list) -> None:
     """function.law, the privacy clauses and errors.data_independent from the enumerated laws."""
@@ -380,7 +419,14 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
     def check_law() -> dict[str, Finding]:  # inside the clause's budget: the reference may fail or be slow
         reference, source = reference_laws(spec, params, list(raw.values()), cfg.budget)
         if exact:
-            return {"function.law": law_finding(dists, reference.__getitem__, source)}
+            found = law_finding(dists, reference.__getitem__, source)
+            for name, admissible in spec.admissible_laws if not found.ok else ():
+                other = {freeze(x): {freeze(y): Fraction(q) for y, q in admissible(params, x).items() if q != 0}
+                         for x in raw.values()}
+                if law_finding(dists, other.__getitem__, name).ok:
+                    return {"function.law": Finding(True, f"the exact output distribution equals {name}, which the "
+                                                          f"spec admits; {found.message}", witness=found.witness)}
+            return {"function.law": found}
         return {"function.law": law_with_residual(laws, reference.__getitem__, source)}
 
     if container:
@@ -391,8 +437,16 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
     else:
         c.run(("function.law",), check_law)
     if exact:
-        c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
-        c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
+        classed: list = []
+        if c.run(("privacy.sound", "privacy.tight"), lambda: _class_decision(spec, dists, classed)) and classed:
+            worst, note = classed
+            c.run(("privacy.sound", "privacy.tight"),
+                  lambda: _with_note(privacy_findings(spec, m, dists, params, worst=worst), note))
+            c.run(("privacy.distance", "privacy.monotone"),
+                  lambda: distance_findings(spec, m, dists, params, worst=worst))
+        elif "privacy.sound" not in c.out:
+            c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
+            c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
         c.out["errors.data_independent"] = data_independent_errors(dists)
         return
     c.run(("privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone"),
@@ -667,13 +721,18 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
             stopped = (f"search stopped: the time budget was spent on {hung} parameter sets; "
                        f"{len(candidates) - i} not checked")
             break
-        hung += any(f.undecided and f.message.startswith("undecided: budget") for f in run(p).values())
+        # a scale example that spends its budget says nothing about the small drawn sets still to come
+        hung += params_json(p) not in scale and any(f.undecided and f.message.startswith("undecided: budget")
+                                                    for f in run(p).values())
     clauses = sorted({c for findings in cache.values() for c in findings})
     minimal: dict[str, dict] = {}
     for clause in clauses:
-        failing = [originals[k] for k, f in cache.items() if clause in f and not f[clause].ok]
-        if not failing:
+        not_ok = [k for k, f in cache.items() if clause in f and not f[clause].ok]
+        if not not_ok:
             continue
+        # a definite failure anywhere outranks an undecided set (which would otherwise hide it)
+        definite = [k for k in not_ok if not cache[k][clause].undecided]
+        failing = [originals[k] for k in (definite or not_ok)]
         # the simplest failing set already checked (short JSON: few categories, short vectors, round numbers);
         # with --deep, hypothesis then searches for a smaller one
         example = min(failing, key=lambda p: (len(params_json(p)), params_json(p)))
@@ -715,6 +774,10 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                 refusals = sorted({f.message for f in applicable if "refused" in f.message})
                 if refusals:
                     msg += f"; {refusals[0]}"
+                # what a decision rests on when only some inputs were enumerated (vetdp.engine.symmetry)
+                partial = sorted({part for f in applicable for part in f.message.split("; ") if "not examined" in part})
+                if partial:
+                    msg += f"; {partial[-1]}"
             yield CheckResult(spec.name, clause, status, subject=f"{n} parameter sets",
                               claimed=worst.claimed if worst else None, true=worst.true if worst else None,
                               slack=worst.slack if worst else None, message=msg,

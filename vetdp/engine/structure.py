@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import operator
 import random
 from collections.abc import Callable, Sequence
@@ -46,7 +47,9 @@ from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.sampling.sources import BranchingSource, use_source
 
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
-           "WorstPair", "worst_pair", "MAX_TABLE"]
+           "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
+           "PLD", "coordinate_pld", "convolve", "privacy_loss_distribution", "delta_at_ratio", "pair_classes",
+           "worst_delta"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
 
@@ -384,31 +387,7 @@ def worst_pair(structure: ProductStructure, domain: BitVectorDomain) -> WorstPai
         groups.setdefault(tuple(row), []).append(c.index)
         witness[c.index] = arg
 
-    def times(r: Fraction | None, s: Fraction | None) -> Fraction | None:
-        return None if r is None or s is None else r * s
-
-    def power(r: Fraction | None, n: int) -> Fraction | None:
-        return Fraction(1) if n == 0 else (None if r is None else r**n)
-
-    def better(a: Fraction | None, b: Fraction | None) -> bool:  # a > b, None = +inf
-        return b is not None and (a is None or a > b)
-
-    # state (weight of x, weight of x') -> (ratio, per group (a, b))
-    states: dict[tuple[int, int], tuple[Fraction | None, tuple]] = {(0, 0): (Fraction(1), ())}
-    for row, members in groups.items():
-        r10, r01, _ = row
-        n = len(members)
-        nxt: dict[tuple[int, int], tuple[Fraction | None, tuple]] = {}
-        for (w, w2), (r, splits) in states.items():
-            for a in range(min(n, cap - w) + 1):
-                for b in range(min(n - a, cap - w2) + 1):
-                    total = times(times(r, power(r10, a)), power(r01, b))
-                    key = (w + a, w2 + b)
-                    old = nxt.get(key)
-                    if old is None or better(total, old[0]):
-                        nxt[key] = (total, splits + ((a, b),))
-        states = nxt
-    best_ratio, best_splits = max(states.values(), key=lambda item: (item[0] is None, item[0] or 0))
+    best_ratio, best_splits = _maximise(list(groups.items()), cap)
     x, x2, y = [False] * k, [False] * k, [None] * k
     for members, (a, b) in zip(groups.values(), best_splits, strict=True):
         for j, i in enumerate(members):
@@ -416,3 +395,306 @@ def worst_pair(structure: ProductStructure, domain: BitVectorDomain) -> WorstPai
             x[i], x2[i] = bit_pair
             y[i] = witness[i][bit_pair]
     return WorstPair(best_ratio, tuple(x), tuple(x2), tuple(y), structure.law_of(x, y), structure.law_of(x2, y))
+
+
+# ------------------------------------------------------------------ the worst pair of a product, by groups
+
+Factor = Fraction | None  # a per-coordinate factor >= 0; None is +inf
+
+
+def _times(r: Factor, s: Factor) -> Factor:
+    return None if r is None or s is None else r * s
+
+
+def _power(r: Factor, n: int) -> Factor:
+    return Fraction(1) if n == 0 else (None if r is None else r**n)
+
+
+def _better(a: Factor, b: Factor) -> bool:  # a > b, None = +inf
+    return b is not None and (a is None or a > b)
+
+
+def _maximise(groups: list[tuple[tuple, list[int]]], cap: int) -> tuple[Factor, tuple[tuple[int, int], ...]]:
+    """max over splits of Π_g f10_g^a_g · f01_g^b_g with a_g + b_g <= n_g, Σ a_g <= cap, Σ b_g <= cap, exactly.
+
+    ``groups`` lists ``((f10, f01, ...), members)``: the factor a coordinate of the group contributes
+    when x's bit is 1 and x''s is 0 (f10) or the reverse (f01); equal bits contribute 1. Returns the
+    largest product and, per group, the split (a_g, b_g) that attains it (a dynamic programme whose
+    state is the weights (Σa, Σb) so far)."""
+    states: dict[tuple[int, int], tuple[Factor, tuple]] = {(0, 0): (Fraction(1), ())}
+    for row, members in groups:
+        f10, f01 = row[0], row[1]
+        n = len(members)
+        nxt: dict[tuple[int, int], tuple[Factor, tuple]] = {}
+        for (w, w2), (r, splits) in states.items():
+            for a in range(min(n, cap - w) + 1):
+                for b in range(min(n - a, cap - w2) + 1):
+                    total = _times(_times(r, _power(f10, a)), _power(f01, b))
+                    key = (w + a, w2 + b)
+                    old = nxt.get(key)
+                    if old is None or _better(total, old[0]):
+                        nxt[key] = (total, splits + ((a, b),))
+        states = nxt
+    return max(states.values(), key=lambda item: (item[0] is None, item[0] or 0))
+
+
+def _check_domain(structure: ProductStructure, domain: BitVectorDomain) -> int:
+    """The weight cap of ``domain`` for pairs of inputs of ``structure``'s length."""
+    k = structure.length
+    if domain.length is not None and domain.length != k:
+        raise ValueError(f"domain length {domain.length} differs from the structure's {k}")
+    return k if domain.max_weight is None else min(domain.max_weight, k)
+
+
+def _side_laws(c: CoordinateLaw, bit: bool) -> dict[Any, Fraction]:
+    return c.laws[(bit,) if c.inputs else ()]
+
+
+def _pair_of(structure: ProductStructure, groups: list[tuple[tuple, list[int]]],
+             splits: Sequence[tuple[int, int]]) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+    x, x2 = [False] * structure.length, [False] * structure.length
+    for (_, members), (a, b) in zip(groups, splits, strict=True):
+        for j, i in enumerate(members):
+            if j < a:
+                x[i] = True
+            elif j < a + b:
+                x2[i] = True
+    return tuple(x), tuple(x2)
+
+
+# ------------------------------------------------------------------ Rényi divergence of a product
+
+def _alpha(alpha: Any) -> Fraction:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, Fraction)):
+        raise TypeError(f"alpha={alpha!r} must be an int, float or Fraction, not {type(alpha).__name__}")
+    if isinstance(alpha, float) and not math.isfinite(alpha):
+        raise ValueError(f"alpha={alpha!r} must be a finite number in (1, inf)")
+    a = Fraction(alpha)
+    if not a > 1:
+        raise ValueError(f"alpha={alpha!r} must be in (1, inf) (use worst_pair for alpha = inf)")
+    return a
+
+
+def renyi_moment_bracket(p: dict[Any, Fraction], q: dict[Any, Fraction], alpha: Fraction,
+                         prec: int) -> tuple[Factor, Factor]:
+    """Rationals lo <= Σ_y p(y)^α q(y)^(1−α) <= hi (= exp((α−1)·D_α(p‖q))); (None, None) for +inf.
+
+    Exact (lo == hi) for an integer α; otherwise each term p·(p/q)^(α−1) is enclosed by directed
+    rounding at ``prec`` bits (:func:`vetdp.arith.rounding.ln_bracket`, ``exp_bracket``)."""
+    from vetdp.arith.rounding import exp_bracket, ln_bracket
+
+    lo = hi = Fraction(0)
+    u = alpha - 1
+    for y, py in p.items():
+        if py == 0:
+            continue
+        qy = q.get(y, Fraction(0))
+        if qy == 0:
+            return None, None
+        ratio = py / qy
+        if u.denominator == 1:
+            term = py * ratio ** u.numerator
+            lo, hi = lo + term, hi + term
+        elif ratio == 1:
+            lo, hi = lo + py, hi + py
+        else:
+            l_lo, l_hi = ln_bracket(ratio, prec)
+            lo += py * exp_bracket(u * l_lo, prec)[0]
+            hi += py * exp_bracket(u * l_hi, prec)[1]
+    return lo, hi
+
+
+@dataclasses.dataclass(frozen=True)
+class RenyiWorst:
+    """The worst Rényi divergence of order α over every pair of inputs of a domain, enclosed exactly.
+
+    ``lower <= max_{x, x'} Σ_y P[M(x)=y]^α P[M(x')=y]^(1−α) <= upper`` (None: +inf; equal for an
+    integer α); ``x``, ``x_prime`` attain ``lower``. :meth:`truth` encloses D_α = ln(moment)/(α−1).
+    """
+
+    alpha: Fraction
+    lower: Factor
+    upper: Factor
+    x: tuple[bool, ...]
+    x_prime: tuple[bool, ...]
+    prec: int
+
+    @property
+    def exact(self) -> bool:
+        return self.lower == self.upper
+
+    def truth(self) -> Callable[[int], tuple[Fraction, Fraction]] | None:
+        """An enclosure prec -> (lo, hi) of the worst D_α (None: +inf), for
+        :func:`vetdp.engine.divergence.compare_claim`. A non-integer α's moment bracket is that of
+        :attr:`prec`; the logarithm is refined with the precision asked for."""
+        from vetdp.arith.rounding import ln_bracket
+
+        if self.lower is None:
+            return None
+        u, lower, upper = self.alpha - 1, self.lower, self.upper
+
+        def enclose(prec: int) -> tuple[Fraction, Fraction]:
+            lo = ln_bracket(lower, prec)[0] if lower != 1 else Fraction(0)
+            hi = ln_bracket(upper, prec)[1] if upper != 1 else Fraction(0)
+            return max(lo, Fraction(0)) / u, hi / u
+
+        return enclose
+
+
+def renyi_worst(structure: ProductStructure, domain: BitVectorDomain, alpha: Any, prec: int = 256) -> RenyiWorst:
+    """The worst Rényi divergence D_α(M(x)‖M(x')) over x, x' in ``domain``, from the per-coordinate laws.
+
+    The moment Σ_y P^α Q^(1−α) of a product is the product of the coordinates' moments (a coordinate
+    whose two bits are equal contributes 1), so the worst pair maximises a product of per-coordinate
+    factors under the weight cap: the dynamic programme of :func:`worst_pair`, run on the lower and on
+    the upper ends of the coordinates' moment brackets (a product of non-negative factors is monotone
+    in each, so the two maxima enclose the true one). Exact for an integer α.
+    Preconditions: α a number in (1, inf); ``domain`` of the structure's length.
+    """
+    a = _alpha(alpha)
+    cap = _check_domain(structure, domain)
+    lows: dict[tuple, list[int]] = {}
+    highs: dict[tuple, list[int]] = {}
+    for c in structure.coordinates:
+        one, zero = _side_laws(c, True), _side_laws(c, False)
+        m10, m01 = renyi_moment_bracket(one, zero, a, prec), renyi_moment_bracket(zero, one, a, prec)
+        lows.setdefault((m10[0], m01[0]), []).append(c.index)
+        highs.setdefault((m10[1], m01[1]), []).append(c.index)
+    low_groups, high_groups = list(lows.items()), list(highs.items())
+    lower, splits = _maximise(low_groups, cap)
+    upper, _ = _maximise(high_groups, cap)
+    x, x2 = _pair_of(structure, low_groups, splits)
+    return RenyiWorst(a, lower, upper, x, x2, prec)
+
+
+def decide_renyi(structure: ProductStructure, domain: BitVectorDomain, alpha: Any, claim: float) -> Any:
+    """Whether an RDP claim ε̂(α) = ``claim`` bounds the worst D_α over ``domain``: a
+    :class:`vetdp.engine.divergence.Comparison` (sound, unsound, or undecided at the precision limit).
+    A non-integer α is refined by doubling the moment precision until decided (up to 4096 bits)."""
+    from vetdp.engine.divergence import Verdict, compare_claim
+
+    prec = 128
+    while True:
+        worst = renyi_worst(structure, domain, alpha, prec)
+        cmp = compare_claim(claim, worst.truth(), max_prec=max(prec, 1024))
+        if cmp.verdict is not Verdict.UNDECIDED or worst.exact or prec >= 4096:
+            return cmp
+        prec *= 2
+
+
+# ------------------------------------------------------------------ privacy-loss distributions of a product
+
+PLD = dict[Factor, Fraction]  # likelihood ratio P/Q (None: Q = 0) -> its probability under P
+
+
+def coordinate_pld(p: dict[Any, Fraction], q: dict[Any, Fraction]) -> PLD:
+    """The privacy-loss distribution of one coordinate: ratio p(y)/q(y) -> Σ p(y) over outputs with that ratio."""
+    out: PLD = {}
+    for y, py in p.items():
+        if py == 0:
+            continue
+        qy = q.get(y, Fraction(0))
+        key = None if qy == 0 else py / qy
+        out[key] = out.get(key, Fraction(0)) + py
+    return out
+
+
+def convolve(a: PLD, b: PLD, max_atoms: int = 100_000) -> PLD:
+    """The PLD of a pair of independent coordinates: ratios multiply, probabilities multiply (exact).
+
+    Raises :class:`NotStructured` when the result would have more than ``max_atoms`` atoms."""
+    out: PLD = {}
+    for r, p in a.items():
+        for s, q in b.items():
+            key = _times(r, s)
+            out[key] = out.get(key, Fraction(0)) + p * q
+            if len(out) > max_atoms:
+                raise NotStructured(f"the privacy-loss distribution has more than {max_atoms} distinct losses")
+    return out
+
+
+def privacy_loss_distribution(structure: ProductStructure, x: Sequence[bool], x_prime: Sequence[bool],
+                              max_atoms: int = 100_000) -> PLD:
+    """The exact privacy-loss distribution of M(x) against M(x'): the convolution of the coordinates'.
+
+    Keys are likelihood ratios P[M(x)=y]/P[M(x')=y] (None: P[M(x')=y] = 0), values their probability
+    under M(x); coordinates where x and x' agree contribute nothing (ratio 1 with probability 1)."""
+    if len(x) != structure.length or len(x_prime) != structure.length:
+        raise ValueError(f"x and x_prime must have length {structure.length}, got {len(x)} and {len(x_prime)}")
+    out: PLD = {Fraction(1): Fraction(1)}
+    for c in structure.coordinates:
+        b, b2 = bool(x[c.index]), bool(x_prime[c.index])
+        if c.inputs and b != b2:
+            out = convolve(out, coordinate_pld(_side_laws(c, b), _side_laws(c, b2)), max_atoms)
+    return out
+
+
+def delta_at_ratio(pld: PLD, threshold: Fraction) -> Fraction:
+    """δ at e^ε = ``threshold``: Σ_y max(0, P(y) − threshold·Q(y)) = Σ_r P(r)·max(0, 1 − threshold/r), exactly."""
+    total = Fraction(0)
+    for r, p in pld.items():
+        if r is None:
+            total += p
+        elif r > threshold:
+            total += p * (1 - threshold / r)
+    return total
+
+
+def pair_classes(structure: ProductStructure, domain: BitVectorDomain,
+                 max_classes: int = 10_000) -> list[tuple[tuple[bool, ...], tuple[bool, ...]]]:
+    """Representative pairs (x, x') of ``domain`` whose PLDs dominate every pair's.
+
+    Coordinates with identical laws form groups; a pair's PLD depends only on how many coordinates
+    of each group it sets to (1,0) and to (0,1). Adding a differing coordinate never lowers any
+    f-divergence (the smaller pair's laws are a marginal of the larger's, times a common factor), so
+    only maximal splits are kept: every coordinate set, or both weights at the cap. Raises
+    :class:`NotStructured` beyond ``max_classes`` classes."""
+    cap = _check_domain(structure, domain)
+    groups: dict[tuple, list[int]] = {}
+    for c in structure.coordinates:
+        if not c.inputs:
+            continue
+        key = tuple(sorted(((bit, tuple(sorted(_side_laws(c, bit).items(), key=repr))) for bit in (False, True)),
+                           key=repr))
+        groups.setdefault(key, []).append(c.index)
+    members = list(groups.values())
+    found: list[tuple[tuple[bool, ...], tuple[bool, ...]]] = []
+    visited = [0]
+
+    def walk(g: int, w: int, w2: int, free: bool, splits: tuple) -> None:
+        visited[0] += 1
+        if visited[0] > 100 * max_classes:
+            raise NotStructured(f"too many ways to split {len(members)} groups of coordinates between input pairs")
+        if g == len(members):
+            if not free or (w == cap and w2 == cap):
+                if len(found) >= max_classes:
+                    raise NotStructured(f"more than {max_classes} classes of input pairs")
+                found.append(_pair_of(structure, [((), m) for m in members], splits))
+            return
+        n = len(members[g])
+        for a in range(min(n, cap - w) + 1):
+            for b in range(min(n - a, cap - w2) + 1):
+                walk(g + 1, w + a, w2 + b, free or a + b < n, splits + ((a, b),))
+
+    walk(0, 0, 0, False, ())
+    return found
+
+
+def worst_delta(structure: ProductStructure, domain: BitVectorDomain, epsilon: float,
+                max_classes: int = 10_000) -> Callable[[int], tuple[Fraction, Fraction]]:
+    """An enclosure prec -> (lo, hi) of max over x, x' in ``domain`` of δ(ε) = Σ_y max(0, P − e^ε Q).
+
+    Exact PLDs of the dominating pair classes (:func:`pair_classes`), e^ε enclosed by directed rounding
+    (δ decreases in e^ε). For :func:`vetdp.engine.divergence.compare_claim` with a claimed δ."""
+    from vetdp.arith.rounding import exp_bracket
+
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not 0 <= epsilon < float("inf"):
+        raise ValueError(f"epsilon={epsilon!r} must be a finite number in [0, inf)")
+    plds = [privacy_loss_distribution(structure, x, x2) for x, x2 in pair_classes(structure, domain, max_classes)]
+    eps = Fraction(epsilon)
+
+    def enclose(prec: int) -> tuple[Fraction, Fraction]:
+        e_lo, e_hi = exp_bracket(eps, prec) if eps else (Fraction(1), Fraction(1))
+        return (max(delta_at_ratio(p, e_hi) for p in plds), max(delta_at_ratio(p, e_lo) for p in plds))
+
+    return enclose
