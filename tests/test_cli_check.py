@@ -70,6 +70,19 @@ def test_verify_bad_params_json_is_usage_error():
     assert invoke("verify", "randomized_response", "--impl", MUTANT, "--params", "{not json").exit_code == 2
 
 
+def test_verify_reads_params_from_a_file_given_as_at_file(tmp_path):
+    params = tmp_path / "p.json"
+    params.write_text(json.dumps({"categories": [0, 1, 2], "prob": 0.5}))
+    out = tmp_path / "r.json"
+    ok = invoke("verify", "randomized_response", "--impl", "vetdp.impl.randomized_response:make_randomized_response",
+                "--params", f"@{params}", "--json", str(out))
+    assert ok.exit_code == 0, ok.output
+    law = next(r for r in json.loads(out.read_text())["results"] if r["check"] == "function.law")
+    assert law["status"] == "pass" and law["subject"] == "1 parameter sets"  # exactly the file's set
+    missing = invoke("verify", "randomized_response", "--impl", MUTANT, "--params", f"@{tmp_path / 'nope.json'}")
+    assert missing.exit_code == 2 and "cannot read the file" in missing.output
+
+
 def test_check_gate_config_makes_a_clause_advisory(tmp_path):
     cfg = tmp_path / "gate.toml"
     cfg.write_text('[gate]\nadvisory = ["randomized_response_bool::*"]\n')

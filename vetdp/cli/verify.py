@@ -72,10 +72,15 @@ def _params(spec, params_text: str) -> dict:
     from vetdp.engine.spec import MeasurementSpec, validate_params
     from vetdp.engine.timeout import DeadlineExceeded, deadline
 
+    if params_text.startswith("@"):  # @FILE: the JSON is read from a file (e.g. 65536 categories)
+        try:
+            params_text = Path(params_text[1:]).read_text(encoding="utf-8")
+        except OSError as e:
+            raise click.BadParameter(f"--params={params_text!r}: cannot read the file: {e.strerror}") from None
     try:
         params = json.loads(params_text)
     except json.JSONDecodeError as e:
-        raise click.BadParameter(f"--params={params_text!r} is not valid JSON: {e}") from None
+        raise click.BadParameter(f"--params={params_text[:200]!r} is not valid JSON: {e}") from None
     if not isinstance(spec, MeasurementSpec):
         return _estimator_params(spec, params)
     try:
@@ -123,7 +128,8 @@ def _estimator_params(spec, params) -> dict:
 @click.option("--variance", "variance_ref",
               help="Estimator specs: MODULE:ATTR of the implementation's variance function (same arguments as "
                    "vetdp's), whose claims are checked instead of vetdp's own formula.")
-@click.option("--params", "params_text", help="Check only this parameter set (JSON), e.g. from a reproduction.")
+@click.option("--params", "params_text", help="Check only this parameter set (JSON, or @FILE to read it from a file), "
+              "e.g. from a reproduction.")
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--max-examples", type=click.IntRange(1, 100_000), help="Parameter sets drawn by the search.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
