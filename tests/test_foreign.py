@@ -371,3 +371,9 @@ def test_verify_rejects_foreign_variant_keeping_003_too_little(os_seeded_random,
     failing = {r["check"]: r for r in json.loads(out.read_text())["results"] if r["status"] == "fail"}
     assert set(failing) == {"audit.distribution"}, sorted(failing)
     assert failing["audit.distribution"]["witness"]["detectable_deviation"] < 0.03
+
+
+def test_opaque_privacy_pass_says_it_judged_the_map_against_the_law_not_the_code(seeded):
+    # a lie of probability 2**-53 never told is beyond any sample size: the pass must say what it rests on
+    out = audit("randomized_response", fv.rr_random, RR_PARAMS[1])
+    assert out["privacy.sound"].ok and "its own loss is not observable" in out["privacy.sound"].message

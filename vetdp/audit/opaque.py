@@ -222,7 +222,16 @@ def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, bet
                       f"{type(e).__name__}: {e}")
         out.update({"privacy.sound": bad, "privacy.tight": bad, "audit.distribution": bad})
         return out
-    out.update(privacy_findings(spec, m, exact, params))
+    # the map is judged against the exact law the code should have; whether the code has it is audit.distribution's
+    # question, and a rare event (a lie of probability 2**-53 never told) is beyond what samples can see
+    privacy = privacy_findings(spec, m, exact, params)
+    for name in ("privacy.sound", "privacy.tight"):
+        if name in privacy and privacy[name].ok and not privacy[name].skipped:
+            note = (f"the map against {source}, the law opaque code should have (its own loss is not observable; "
+                    "audit.distribution checks its samples against that law)")
+            privacy[name] = dataclasses.replace(privacy[name], message=f"{privacy[name].message}; {note}"
+                                                if privacy[name].message else note)
+    out.update(privacy)
     samples = cfg.audit_samples * (10 if cfg.deep else 1)
     audit = distribution_audit(m, exact, audited_inputs(inputs), samples, cfg.audit_beta if beta is None else beta)
     out["audit.distribution"] = dataclasses.replace(audit, message=f"{audit.message} (against {source})")

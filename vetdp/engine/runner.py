@@ -778,6 +778,10 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                 partial = sorted({part for f in applicable for part in f.message.split("; ") if "not examined" in part})
                 if partial:
                     msg += f"; {partial[-1]}"
+                unobservable = sorted({part for f in applicable for part in f.message.split("; ")
+                                       if "not observable" in part})
+                if unobservable:
+                    msg += f"; {unobservable[0]}"
             yield CheckResult(spec.name, clause, status, subject=f"{n} parameter sets",
                               claimed=worst.claimed if worst else None, true=worst.true if worst else None,
                               slack=worst.slack if worst else None, message=msg,
