@@ -77,6 +77,7 @@ WRONG = [
     # 1. functional bugs that do not raise the loss
     (RR, unseen_rr.label_shifted_by_one, "function.law", {"categories": ["c1", "c0", "c2"], "prob": 0.5}),
     (RR, unseen_rr.table_keyed_by_integer_part, "function.law", {"categories": [0.125, 0.625, 1.375], "prob": 0.5}),
+    (BV, unseen_bitvec.report_packed_in_a_byte, "function.law", _bv(9, 3, 0.375)),
     (RR, unseen_rr.last_category_handled_as_outsider, "function.law", RR3),
     (BV, unseen_bitvec.bits_reversed, "function.law", BV3),
     (BOOL, unseen_other.bool_reports_truth_with_one_minus_p, "function.law", {"prob": 0.75, "constant_time": False}),

@@ -40,6 +40,7 @@ __all__ = [
     "coin_reads_wrong_bit_of_geometric_buffer",
     "report_object_on_constant_time_path",
     "raises_on_empty_report",
+    "report_packed_in_a_byte",
     # sound
     "numpy_array_output",
     "list_output_via_mask",
@@ -409,3 +410,20 @@ def flip_by_coin_of_f_and_fair_coin(input_domain, input_metric, f, constant_time
 
     return _measurement(input_domain, k, function, _standard_map(seeds_epsilon_upper(f, min(2 * m, k))),
                         "flip_by_coin_of_f_and_fair_coin", {"f": f, "constant_time": constant_time})
+
+
+def report_packed_in_a_byte(input_domain, input_metric, f, constant_time=False):
+    """Defect (function.law, 9 bits or more): the flips are packed into one uint8 mask, so bit 8 and beyond are
+    never flipped (1 << 8 overflows a byte to 0)."""
+    k, m, f, constant_time = _validated(input_domain, input_metric, f, constant_time)
+    q = half_rounded_up(f)
+
+    def function(bits):
+        mask = np.uint8(0)
+        for i in range(k):
+            if sample_bernoulli_float(q, constant_time):
+                mask |= np.uint8((1 << i) & 0xFF)
+        return tuple(bool(b) ^ bool((int(mask) >> i) & 1) for i, b in enumerate(bits))
+
+    return _measurement(input_domain, k, function, _standard_map(_epsilon(q, k, m)), "report_packed_in_a_byte",
+                        {"f": f, "constant_time": constant_time})
