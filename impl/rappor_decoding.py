@@ -30,6 +30,7 @@ __all__ = [
     "candidate_design_matrix",
     "candidate_design_sparse",
     "lasso_penalty",
+    "split_cohorts",
     "RapporDecodeResult",
     "decode",
     "RapporSimulation",
@@ -38,7 +39,11 @@ __all__ = [
     "score_decode",
 ]
 
-MAX_SELECTED_FRACTION = Fraction(4, 5)  # at most 80% of the regression's rows enter the OLS fit (as the R code)
+MAX_SELECTED_FRACTION = Fraction(4, 5)  # at most 80% of a half's rows enter the OLS fit (as the R code)
+# The screen's penalty, in units of the universal threshold: half of it. The screen runs on cohorts the estimates do
+# not use, so a null candidate it keeps costs one column of the fit, while a reported string it drops biases the
+# candidates that share its bits; a lenient screen is the cheaper error (proofs/rappor_decoding.md, "Sample split").
+SCREEN_PENALTY_FACTOR = Fraction(1, 2)
 
 
 # ------------------------------------------------------------------ per-bit law and t̂
@@ -234,14 +239,18 @@ def candidate_design_sparse(candidates: Sequence[str | bytes], num_cohorts: int,
 class RapporDecodeResult:
     """The decoded counts, one entry per candidate (arrays of length M, read-only).
 
-    ``estimates[m]``: the estimated number of reports whose value is candidate m (0 when not selected; least-squares
-    estimates are not clipped, so a selected one may be negative or exceed ``num_reports``);
-    ``std_errors``, ``p_values`` (one-sided t-test of "count > 0"; NaN / 1 when not selected); ``significant``:
-    p_value < ``threshold`` = alpha/M (Bonferroni); ``confidence_intervals`` (M, 2): two-sided t-intervals at level
-    1 − alpha per candidate (NaN when not selected); ``selected``: kept by the lasso screen (and linearly
-    independent). ``background``: the fitted count of ones per bit not explained by the selected candidates
-    (intercept), ``lasso_penalty`` the sklearn alpha used, ``residual_std`` the OLS residual standard deviation,
-    ``cohort_sizes`` N_j.
+    The cohorts with reports are split in two (:func:`split_cohorts`): the lasso screen sees only
+    ``screen_cohorts``, the least-squares fit that gives estimates, intervals and tests only ``fit_cohorts``; so
+    the intervals and p-values are those of a model chosen without looking at their data.
+
+    ``estimates[m]``: the estimated number of reports whose value is candidate m, over all cohorts (0 when not
+    selected; least-squares estimates are not clipped, so a selected one may be negative or exceed
+    ``num_reports``); ``std_errors``, ``p_values`` (one-sided t-test of "count > 0"; NaN / 1 when not selected);
+    ``significant``: p_value < ``threshold`` = alpha/M (Bonferroni); ``confidence_intervals`` (M, 2): two-sided
+    t-intervals at level 1 − alpha per candidate (NaN when not selected); ``selected``: kept by the lasso screen
+    (and linearly independent). ``background``: the fitted count of ones per bit not explained by the selected
+    candidates (intercept), ``lasso_penalty`` the sklearn alpha used, ``residual_std`` the OLS residual standard
+    deviation, ``cohort_sizes`` N_j.
     """
 
     candidates: tuple[str | bytes, ...]
@@ -258,6 +267,8 @@ class RapporDecodeResult:
     lasso_penalty: float
     residual_std: float
     cohort_sizes: np.ndarray
+    screen_cohorts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    fit_cohorts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def lasso_penalty(noise_std: float, column_norm: float, num_rows: int, num_candidates: int) -> float:
@@ -270,6 +281,23 @@ def lasso_penalty(noise_std: float, column_norm: float, num_rows: int, num_candi
     (z ≈ sqrt(2 ln(M/alpha))), so the screen rarely drops what the test would call significant.
     """
     return noise_std * column_norm * math.sqrt(2 * math.log(max(num_candidates, 2))) / num_rows
+
+
+def split_cohorts(cohort_sizes: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(screen, fit): the cohorts with at least one report, in increasing order, alternately assigned — the 1st,
+    3rd, 5th, … to the screen, the 2nd, 4th, … to the fit. Disjoint, together every cohort with reports, sizes
+    differing by at most one. Cohorts hash every value independently, so which string collides with which differs
+    between the halves; the alternation only keeps the halves balanced.
+
+    Precondition: at least two cohorts have reports (ValueError otherwise).
+    """
+    sizes = np.asarray(cohort_sizes)
+    live = np.flatnonzero(sizes)
+    if len(live) < 2:
+        raise ValueError(f"cohorts: reports fall in {len(live)} cohort(s) ({live.tolist()}); decode needs reports in "
+                         f"at least 2 cohorts (it screens on one half of the cohorts and estimates on the other), "
+                         f"so use num_cohorts >= 2 with reports in more than one")
+    return live[0::2], live[1::2]
 
 
 def _independent_columns(dense: np.ndarray) -> np.ndarray:
@@ -291,16 +319,21 @@ def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: 
     """Estimate how many reports carry each candidate value (see :class:`RapporDecodeResult`).
 
     Model (proofs/rappor_decoding.md): t̂_ji = Σ_m X[j·k+i, m]·(N_j/N)·x_m + b·(N_j/N) + noise, x_m the number of
-    reports of candidate m, b the background. A positive lasso (sklearn, penalty :func:`lasso_penalty`) screens
-    the candidates, at most 80% of the rows' number enter; ordinary least squares (statsmodels) on the screened
-    ones gives estimates, standard errors, one-sided p-values and 1 − alpha intervals; significant: p < alpha/M.
+    reports of candidate m, b the background. The cohorts with reports are split in two (:func:`split_cohorts`). A
+    positive lasso (sklearn, penalty ``SCREEN_PENALTY_FACTOR`` × :func:`lasso_penalty`) on the first half screens
+    the candidates, at most 80% of a half's rows; ordinary least squares (statsmodels) of the second half on the
+    screened ones gives estimates, standard errors, one-sided p-values and 1 − alpha intervals; significant:
+    p < alpha/M. The fit half never influenced the choice of model, so its intervals and tests carry no selection
+    bias (their price: the estimates use half of the reports).
 
-    Preconditions: reports (n, k) bits with n >= 1; cohorts n ints in [0, num_cohorts); candidates non-empty and
-    distinct; 1 <= h <= k; f, p, q as :func:`rappor_report_probabilities`; alpha in (0, 1).
+    Preconditions: reports (n, k) bits with n >= 1; cohorts n ints in [0, num_cohorts), reports in at least two
+    cohorts; candidates non-empty and distinct; 1 <= h <= k; f, p, q as :func:`rappor_report_probabilities`;
+    alpha in (0, 1).
     """
     import statsmodels.api as sm
     from scipy import stats
     from sklearn.linear_model import Lasso
+    from threadpoolctl import threadpool_limits
 
     num_cohorts, k, h = _shape(num_cohorts, k, h)
     alpha = check_float("alpha", alpha)
@@ -312,35 +345,42 @@ def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: 
     t_hat, sizes = estimate_bit_counts(arr, cohorts, num_cohorts, f, p, q)
     q_star, p_star = rappor_report_probabilities(f, p, q)
     n, m = arr.shape[0], len(cands)
+    screen_cohorts, fit_cohorts = split_cohorts(sizes)
+    full = candidate_design_sparse(cands, num_cohorts, k, h)
 
-    live = np.flatnonzero(sizes)  # cohorts without reports carry no rows
-    weights = np.repeat(sizes[live] / n, k)
-    row_ids = (live[:, None] * k + np.arange(k)[None, :]).ravel()
-    design = sp.diags(weights) @ candidate_design_sparse(cands, num_cohorts, k, h)[row_ids]
-    design = sp.csc_matrix(design)
-    y = t_hat[live].ravel()
-    rows = len(y)
+    def half(which: np.ndarray) -> tuple[np.ndarray, sp.csc_matrix, np.ndarray]:
+        weights = np.repeat(sizes[which] / n, k)
+        row_ids = (which[:, None] * k + np.arange(k)[None, :]).ravel()
+        return weights, sp.csc_matrix(sp.diags(weights) @ full[row_ids]), t_hat[which].ravel()
 
+    # the screen: a positive lasso on the screen cohorts only
+    _, design, y = half(screen_cohorts)
     bit_var = float(max(p_star * (1 - p_star), q_star * (1 - q_star)))
     # at least half a count: counts are integers, so a finer noise level carries no meaning (and q* = 1, p* = 0
     # would otherwise give an unpenalized lasso)
-    noise_std = max(math.sqrt(float(sizes.max()) * bit_var) / float(q_star - p_star), 0.5)
+    noise_std = max(math.sqrt(float(sizes[screen_cohorts].max()) * bit_var) / float(q_star - p_star), 0.5)
     norms = np.sqrt(np.asarray(design.multiply(design).sum(axis=0)).ravel())
-    penalty = lasso_penalty(noise_std, float(norms.max()), rows, m)
+    penalty = float(SCREEN_PENALTY_FACTOR) * lasso_penalty(noise_std, float(norms.max()), len(y), m)
     lasso = Lasso(alpha=penalty, positive=True, fit_intercept=True, max_iter=5000, tol=1e-6)
     lasso.fit(design, y)
     coef = lasso.coef_
     chosen = np.flatnonzero(coef > 0)
-    cap = int(MAX_SELECTED_FRACTION * rows) - 1  # leave the background column and >= 1 residual degree of freedom
+    # leave the background column and >= 1 residual degree of freedom in the fit half
+    cap = int(MAX_SELECTED_FRACTION * min(len(y), len(fit_cohorts) * k)) - 1
     if len(chosen) > cap:
         chosen = np.sort(chosen[np.argsort(-coef[chosen], kind="stable")[:max(cap, 0)]])
 
+    # the fit: least squares on the fit cohorts only
+    weights, design, y = half(fit_cohorts)
     background = weights[:, None]  # never a zero column: every live cohort has N_j > 0
     columns = design[:, chosen].toarray()
     # candidates whose columns are linearly dependent given the background are not identifiable: drop them
     beside = columns - background @ (background.T @ columns) / float((background * background).sum())
-    chosen = chosen[_independent_columns(beside)]
-    fit = sm.OLS(y, np.hstack([background, design[:, chosen].toarray()])).fit()
+    # one BLAS thread: these matrices are small (rows × a few hundred), and a multi-threaded OpenBLAS on a busy
+    # machine spent 40× longer on them (measured: 9.7 s against 0.21 s for a pivoted QR and an SVD of 4096 × 161)
+    with threadpool_limits(limits=1, user_api="blas"):
+        chosen = chosen[_independent_columns(beside)]
+        fit = sm.OLS(y, np.hstack([background, design[:, chosen].toarray()])).fit()
 
     estimates = np.zeros(m)
     std_errors = np.full(m, np.nan)
@@ -357,17 +397,18 @@ def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: 
     t_values = np.where(bse[1:] > 0, t_values, np.where(params[1:] > 0, np.inf, 0.0))
     p_values[chosen] = stats.t.sf(t_values, df) if df > 0 else 1.0
     if df > 0:
-        half = stats.t.ppf(1 - alpha / 2, df) * bse[1:]
-        intervals[chosen, 0] = params[1:] - half
-        intervals[chosen, 1] = params[1:] + half
+        width = stats.t.ppf(1 - alpha / 2, df) * bse[1:]
+        intervals[chosen, 0] = params[1:] - width
+        intervals[chosen, 1] = params[1:] + width
     threshold = alpha / m
     significant = selected & (p_values < threshold)
-    out = [estimates, std_errors, p_values, significant, intervals, selected, sizes.copy()]
+    out = [estimates, std_errors, p_values, significant, intervals, selected, sizes.copy(), screen_cohorts.copy(),
+           fit_cohorts.copy()]
     for a in out:
         a.setflags(write=False)
     return RapporDecodeResult(cands, estimates, std_errors, p_values, significant, threshold, intervals, selected,
                               n, alpha, float(params[0]), penalty, float(math.sqrt(fit.scale)) if df > 0 else 0.0,
-                              out[-1])
+                              *out[-3:])
 
 
 # ------------------------------------------------------------------ simulation (test path, not production)

@@ -27,6 +27,7 @@ from vetdp.impl.rappor_decoding import (
     rappor_report_probabilities,
     score_decode,
     simulate_population,
+    split_cohorts,
 )
 from vetdp.specs import rappor_decoding as spec
 
@@ -245,6 +246,7 @@ BAD_DECODE = [
      "reports"),
     ("reports_not_bits", {"reports": np.full((2, 4), 2)}, ValueError, "reports"),
     ("cohorts_short", {"cohorts": np.array([0])}, ValueError, "cohorts"),
+    ("one_live_cohort", {"cohorts": np.array([1, 1])}, ValueError, "at least 2 cohorts"),
 ]
 
 
@@ -355,13 +357,22 @@ def test_pipeline_catches_narrow_intervals_and_no_correction():
         narrower = mid + (res.confidence_intervals - mid) / 3
         return RapporDecodeResult(**{**res.__dict__, "confidence_intervals": narrower})
 
-    assert not spec.pipeline_checks(decoder=narrow)["pipeline.coverage"][0]
+    assert not spec.pipeline_checks(spec.PIPELINE, decoder=narrow)["pipeline.coverage"][0]
 
     def everything_significant(*args, **kwargs):
         res = decode(*args, **kwargs)
         return RapporDecodeResult(**{**res.__dict__, "significant": np.ones(len(res.candidates), dtype=bool)})
 
-    assert not spec.pipeline_checks(decoder=everything_significant)["pipeline.false_discoveries"][0]
+    assert not spec.pipeline_checks(spec.PIPELINE, decoder=everything_significant)["pipeline.false_discoveries"][0]
+
+
+def test_pipeline_pools_its_instances_and_rejects_mixed_alphas():
+    out = spec.pipeline_checks()
+    msg = out["pipeline.coverage"][1]
+    assert out["pipeline.coverage"][0] and out["pipeline.false_discoveries"][0], out
+    assert "60 candidates" in msg and "400 candidates" in msg
+    with pytest.raises(ValueError, match="alphas"):
+        spec.pipeline_checks([spec.PIPELINE, {**spec.CROWDED, "alpha": 0.1}])
 
 
 def test_pipeline_with_no_selection_is_not_a_pass():
@@ -370,7 +381,7 @@ def test_pipeline_with_no_selection_is_not_a_pass():
         none = np.zeros(len(res.candidates), dtype=bool)
         return RapporDecodeResult(**{**res.__dict__, "selected": none, "significant": none})
 
-    out = spec.pipeline_checks(decoder=nothing)
+    out = spec.pipeline_checks(spec.PIPELINE, decoder=nothing)
     assert not out["pipeline.coverage"][0] and "no candidate was selected" in out["pipeline.coverage"][1]
 
 
@@ -392,14 +403,52 @@ def test_pipeline_grid_deep(m, n, cohorts, k):
 
 
 def test_decode_drops_unidentifiable_candidates():
-    # k = 2, h = 1, 3 cohorts: only 8 distinct Bloom patterns for 40 candidates, so most columns are dependent
-    sim = simulate_population(40, 4000, 3, k=2, h=1, f=0.0, p=0.25, q=0.75, num_decoys=0, seed=4)
-    res = decode(sim.reports, sim.cohorts, sim.candidates, k=2, h=1, f=0.0, p=0.25, q=0.75, num_cohorts=3)
-    design = candidate_design_matrix(sim.candidates, 3, 2, 1).astype(float)
-    weights = np.repeat(res.cohort_sizes / res.num_reports, 2)[:, None]
+    # k = 2, h = 1, 6 cohorts (3 fit): only 8 distinct Bloom patterns in the fit half for 40 candidates, so most
+    # columns are dependent
+    sim = simulate_population(40, 6000, 6, k=2, h=1, f=0.0, p=0.25, q=0.75, num_decoys=0, seed=4)
+    res = decode(sim.reports, sim.cohorts, sim.candidates, k=2, h=1, f=0.0, p=0.25, q=0.75, num_cohorts=6)
+    assert res.selected.any()
+    rows = (res.fit_cohorts[:, None] * 2 + np.arange(2)[None, :]).ravel()
+    design = candidate_design_matrix(sim.candidates, 6, 2, 1).astype(float)[rows]
+    weights = np.repeat(res.cohort_sizes[res.fit_cohorts] / res.num_reports, 2)[:, None]
     used = np.hstack([weights, design[:, res.selected] * weights])
     assert np.linalg.matrix_rank(used) == used.shape[1] <= 6
     assert np.isfinite(res.std_errors[res.selected]).all()
+
+
+def test_split_cohorts_alternates_live_cohorts():
+    screen, fit = split_cohorts(np.array([5, 0, 3, 2, 0, 7, 1]))
+    assert screen.tolist() == [0, 3, 6] and fit.tolist() == [2, 5]
+    with pytest.raises(ValueError, match="at least 2 cohorts"):
+        split_cohorts(np.array([0, 4, 0]))
+
+
+def _sim_and_decode():
+    sim = simulate_population(60, 40_000, 8, k=32, h=2, f=0.25, p=0.25, q=0.75, zipf_exponent=0.5, seed=21)
+    shape = {"k": 32, "h": 2, "f": 0.25, "p": 0.25, "q": 0.75, "num_cohorts": 8}
+    return sim, shape, decode(sim.reports, sim.cohorts, sim.candidates, **shape)
+
+
+def test_decode_screens_on_one_half_and_fits_on_the_other():
+    """The sample split (proofs/rappor_decoding.md): the selection ignores the fit cohorts' reports, and the estimates
+    are least squares on the fit cohorts alone. The former decoder (screen and fit on the same cohorts) fails both."""
+    sim, shape, res = _sim_and_decode()
+    assert res.screen_cohorts.tolist() == [0, 2, 4, 6] and res.fit_cohorts.tolist() == [1, 3, 5, 7]
+    assert 5 <= res.selected.sum() < 60
+    # scrambling the reports of the fit cohorts leaves the screen's choice unchanged ...
+    in_fit = np.isin(sim.cohorts, res.fit_cohorts)
+    scrambled = sim.reports.copy()
+    scrambled[in_fit] = ~scrambled[in_fit]
+    other = decode(scrambled, sim.cohorts, sim.candidates, **shape)
+    assert (other.selected == res.selected).all()
+    assert np.abs(other.estimates - res.estimates).max() > 100  # ... but not the fit
+    # ... and the estimates are least squares of the fit cohorts' t̂ on the selected columns and the background
+    t_hat, sizes = estimate_bit_counts(sim.reports, sim.cohorts, 8, 0.25, 0.25, 0.75)
+    rows = (res.fit_cohorts[:, None] * 32 + np.arange(32)[None, :]).ravel()
+    weights = np.repeat(sizes[res.fit_cohorts] / sim.num_reports, 32)[:, None]
+    design = candidate_design_matrix(sim.candidates, 8, 32, 2).astype(float)[rows][:, res.selected] * weights
+    coef = np.linalg.lstsq(np.hstack([weights, design]), t_hat[res.fit_cohorts].ravel(), rcond=None)[0]
+    assert np.allclose(coef[1:], res.estimates[res.selected], rtol=1e-6, atol=1e-3)
 
 
 @pytest.mark.deep
