@@ -94,8 +94,9 @@ class MeasurementSpec:
     # out-of-domain inputs are judged per kind (privacy.outside[<kind>]) so that one defect never masks another;
     # None: one kind, "input"
     outside_kind: Callable[[Params, Any], tuple[str, str]] | None = None
-    # production-size parameter sets, checked only through the product structure the code shows
-    # (vetdp.engine.structure): code without that structure is checked at the other sizes only, with a note
+    # production-size parameter sets: bit vectors are checked through the product structure the code shows
+    # (vetdp.engine.structure; code without it is checked at the other sizes only, with a note); categorical
+    # laws are enumerated for a spread of inputs and decided by their symmetry classes (vetdp.engine.symmetry)
     scale_examples: Sequence[Params] = ()
 
     @property
