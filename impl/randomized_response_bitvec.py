@@ -15,10 +15,10 @@ from vetdp.arith.expr import ONE, ZERO, var
 from vetdp.core.measurement import (
     BitVectorDomain,
     DiscreteDistance,
-    DomainError,
     MaxDivergence,
     Measurement,
     PrivacyConstant,
+    as_bit_rows,
     as_bit_tuple,
 )
 from vetdp.core.validation import check_bool, check_float, check_int, check_interval
@@ -109,17 +109,7 @@ def make_randomized_response_bitvec(input_domain: BitVectorDomain, input_metric:
 
     def batch(rows: Any) -> np.ndarray:
         """Randomise an (n, k) array of bits at once; every row is checked against the domain first."""
-        arr = np.asarray(rows)
-        if arr.ndim != 2 or arr.shape[1] != k:
-            raise DomainError(f"rows must have shape (n, {k}), got {arr.shape}")
-        if arr.dtype != np.bool_:
-            if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
-                raise DomainError("rows must hold only bits: 0, 1, False or True")
-            arr = arr.astype(bool)
-        weights = arr.sum(axis=1)
-        if arr.shape[0] and weights.max() > m:
-            bad = int(np.argmax(weights > m))
-            raise DomainError(f"row {bad} has {int(weights[bad])} set bits; this domain allows at most {m}")
+        arr = as_bit_rows(rows, k, m)
         return arr ^ sample_bernoulli_batch(flip, arr.size).reshape(arr.shape)
 
     return Measurement(

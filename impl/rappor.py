@@ -22,10 +22,10 @@ from vetdp.arith.expr import ONE, TWO, Expr, Op, Var, var
 from vetdp.core.measurement import (
     BitVectorDomain,
     DiscreteDistance,
-    DomainError,
     MaxDivergence,
     Measurement,
     PrivacyConstant,
+    as_bit_rows,
 )
 from vetdp.core.validation import check_bool, check_float, check_int, check_interval
 from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON, flip_probability
@@ -570,18 +570,7 @@ def _check_domain(ctor: str, input_domain: object, input_metric: object) -> tupl
 
 def _domain_rows(rows: Any, k: int, h: int) -> np.ndarray:
     """``rows`` as an (n, k) bool array after checking every row against BitVectorDomain(h, k)."""
-    arr = np.asarray(rows)
-    if arr.ndim != 2 or arr.shape[1] != k:
-        raise DomainError(f"rows must have shape (n, {k}), got {arr.shape}")
-    if arr.dtype != np.bool_:
-        if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
-            raise DomainError("rows must hold only bits: 0, 1, False or True")
-        arr = arr.astype(bool)
-    weights = arr.sum(axis=1)
-    if arr.shape[0] and weights.max() > h:
-        bad = int(np.argmax(weights > h))
-        raise DomainError(f"row {bad} has {int(weights[bad])} set bits; this domain allows at most {h}")
-    return arr
+    return as_bit_rows(rows, k, h)
 
 
 def _permanent(bits: tuple[bool, ...], rv: float, constant_time: bool) -> tuple[bool, ...]:

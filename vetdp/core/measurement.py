@@ -24,6 +24,7 @@ __all__ = [
     "Domain",
     "AtomDomain",
     "BitVectorDomain",
+    "as_bit_rows",
     "bitvector_domain",
     "atom_domain",
     "Metric",
@@ -117,6 +118,27 @@ def as_bit_tuple(name: str, x: Any) -> tuple[bool, ...]:
         else:
             raise DomainError(f"{name}[{i}]={b!r} must be a bit: 0, 1, False or True")
     return tuple(out)
+
+
+def as_bit_rows(rows: Any, length: int, max_weight: int | None) -> Any:
+    """``rows`` as an (n, ``length``) NumPy bool array, every row checked against a bit-vector domain of that
+    length and at most ``max_weight`` set bits (None: any); DomainError naming the shape, or the first heavy
+    row and its weight, or non-bit values."""
+    import numpy as np
+
+    arr = np.asarray(rows)
+    if arr.ndim != 2 or arr.shape[1] != length:
+        raise DomainError(f"rows must have shape (n, {length}), got {arr.shape}")
+    if arr.dtype != np.bool_:
+        if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
+            raise DomainError("rows must hold only bits: 0, 1, False or True")
+        arr = arr.astype(bool)
+    if max_weight is not None and arr.shape[0]:
+        weights = arr.sum(axis=1)
+        if weights.max() > max_weight:
+            bad = int(np.argmax(weights > max_weight))
+            raise DomainError(f"row {bad} has {int(weights[bad])} set bits; this domain allows at most {max_weight}")
+    return arr
 
 
 @dataclasses.dataclass(frozen=True)
