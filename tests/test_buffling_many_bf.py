@@ -22,7 +22,13 @@ from vetdp.buffling.logo_counts import (
 )
 from vetdp.buffling.many_bf import many_bf_distribution
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """These tests compare at 50 digits; the process-wide precision is restored after each (other tests, and
+    vetdp itself, must not depend on what an earlier test left behind)."""
+    with mpmath.workdps(50):
+        yield
 
 
 def flip_row(k: int, logo: int, p: Fraction) -> list[Fraction]:

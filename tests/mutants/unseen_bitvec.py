@@ -413,7 +413,7 @@ def flip_by_coin_of_f_and_fair_coin(input_domain, input_metric, f, constant_time
 
 
 def report_packed_in_a_byte(input_domain, input_metric, f, constant_time=False):
-    """Defect (function.law, 9 bits or more): the flips are packed into one uint8 mask, so bit 8 and beyond are
+    """Defect: (function.law, 9 bits or more) the flips are packed into one uint8 mask, so bit 8 and beyond are
     never flipped (1 << 8 overflows a byte to 0)."""
     k, m, f, constant_time = _validated(input_domain, input_metric, f, constant_time)
     q = half_rounded_up(f)

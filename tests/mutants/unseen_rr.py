@@ -340,7 +340,7 @@ def map_one_and_a_half_epsilon(categories, prob):
 
 
 def table_keyed_by_integer_part(categories, prob):
-    """Defect (function.law, float categories only): the index table is keyed by ``int(c)`` so that 1 and 1.0
+    """Defect: (function.law, float categories only) the index table is keyed by ``int(c)`` so that 1 and 1.0
     "match"; float categories sharing an integer part collide and the earlier one answers as the later."""
     cats, p = _validated(categories, prob)
     t = len(cats)

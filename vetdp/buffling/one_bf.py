@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -287,9 +288,9 @@ def _hs_epsilon(p_rows: list[Fraction], q_rows: list[Fraction], delta: Fraction)
     pf = [float(x) for x in p_rows]
     qf = [float(x) for x in q_rows]
 
-    def dfloat(e: float) -> float:
-        c = mpmath.e ** e
-        return sum(max(0.0, a - float(c) * b) for a, b in zip(pf, qf, strict=True))
+    def dfloat(e: float) -> float:  # the search only: libm's exp, whatever precision mpmath is set to
+        c = math.exp(e)
+        return sum(max(0.0, a - c * b) for a, b in zip(pf, qf, strict=True))
 
     if _hockey_stick_upper(p_rows, q_rows, 0.0) <= delta:
         return 0.0

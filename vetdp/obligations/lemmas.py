@@ -271,13 +271,13 @@ def _rdp_limit():
     symbolic = _zero(lim - _rappor_rho(eps))
     from vetdp.accounting import curves  # ours: the accounting module's one definition of KL
 
-    mpmath.mp.prec = 200
-    worst = mpmath.mpf(0)
-    for e in [mpmath.mpf(i) / 8 for i in range(1, 81)]:
-        ours = 2 * curves._kl(e / 2, 2, mpmath)
-        seed = (mpmath.exp(e / 2) - 1) / (mpmath.exp(e / 2) + 1) * e
-        worst = max(worst, abs(ours - seed))
-    grid_ok = worst < mpmath.mpf(2) ** -180
+    with mpmath.workprec(200):  # never the process-wide precision: other computations read it
+        worst = mpmath.mpf(0)
+        for e in [mpmath.mpf(i) / 8 for i in range(1, 81)]:
+            ours = 2 * curves._kl(e / 2, 2, mpmath)
+            seed = (mpmath.exp(e / 2) - 1) / (mpmath.exp(e / 2) + 1) * e
+            worst = max(worst, abs(ours - seed))
+        grid_ok = worst < mpmath.mpf(2) ** -180
     status = "proved" if symbolic and grid_ok else "refuted"
     return status, "sympy limit + mpmath grid", (f"sympy: limit − ρ = 0: {symbolic}; 2·KL(ε/2) vs ρ on 80 ε in (0, 10] "
                                                  f"at 200 bits: max |diff| = {mpmath.nstr(worst, 3)}")
