@@ -152,3 +152,16 @@ def test_privacy_uses_the_category_chains_where_the_grid_laws_are_wide(tmp_path)
     lo, hi = doc["hockey"]
     assert doc["hockey_method"].startswith("category chains"), doc["hockey_method"]
     assert 0 < lo <= hi <= lo * 1.01  # within 1% (the grid laws alone: about 4%)
+
+
+def test_one_bf_answer_does_not_depend_on_mpmaths_process_wide_precision(tmp_path):
+    import mpmath
+
+    docs = []
+    for dps in (15, 80):
+        with mpmath.workdps(dps):
+            out = tmp_path / f"b{dps}.json"
+            r = run(["one-bf", "--n-bit", "9", "--flip-prob", "0.2", "--delta", "0.01", "--json", str(out)])
+            assert r.exit_code == 0, r.output
+            docs.append(json.loads(out.read_text()))
+    assert docs[0] == docs[1]
