@@ -271,7 +271,8 @@ def test_bitvec_search_reaches_long_vectors_whose_subset_holds_the_farthest_pair
     spec = find_spec("randomized_response_bitvec")
     longest = bitvec_spec.LONGEST[deep]
     assert longest >= (10 if deep else 7)
-    assert any(p["k"] == 8 for p in spec.examples) and any(p["k"] == 8 for p in find_spec("k_rappor").examples)
+    # pinned: a bit vector beyond a byte (a uint8 report breaks at 9 bits), and k-RAPPOR at 8 bits
+    assert any(p["k"] == 9 for p in spec.examples) and any(p["k"] == 8 for p in find_spec("k_rappor").examples)
     for m in (1, 3, longest):
         p = find(spec.params(deep), lambda p, m=m: p["k"] == longest and p["m"] == m, settings=FIND)
         xs = [x for x in spec.inputs(p) if isinstance(x, tuple) and all(isinstance(b, bool) for b in x)]
