@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -568,9 +568,18 @@ def _check_domain(ctor: str, input_domain: object, input_metric: object) -> tupl
     return input_domain.max_weight, input_domain.length
 
 
-def _domain_rows(rows: Any, k: int, h: int) -> np.ndarray:
-    """``rows`` as an (n, k) bool array after checking every row against BitVectorDomain(h, k)."""
-    return as_bit_rows(rows, k, h)
+def _discrete_distance_map(epsilon: float) -> Callable[[int], float]:
+    """The privacy map of an ε-DP mechanism under the discrete distance: map(0) = 0, map(1) = ε, and d_in > 1
+    refused (one input changes at a time)."""
+
+    def privacy_map(d_in: int) -> float:
+        if d_in == 0:
+            return 0.0
+        if d_in > 1:
+            raise ValueError(f"d_in={d_in} must be 0 or 1 under the discrete distance")
+        return epsilon
+
+    return privacy_map
 
 
 def _permanent(bits: tuple[bool, ...], rv: float, constant_time: bool) -> tuple[bool, ...]:
@@ -616,19 +625,14 @@ def make_rappor_report(input_domain: BitVectorDomain, input_metric: DiscreteDist
     constant = _one_report_constant(rv, p_value, q_value, h, k)
     epsilon = constant.value
 
-    def privacy_map(d_in: int) -> float:
-        if d_in == 0:
-            return 0.0
-        if d_in > 1:
-            raise ValueError(f"d_in={d_in} must be 0 or 1 under the discrete distance")
-        return epsilon
+    privacy_map = _discrete_distance_map(epsilon)
 
     def function(bits: tuple[bool, ...]) -> tuple[bool, ...]:
         return _instantaneous(_permanent(bits, rv, constant_time), p_value, q_value, constant_time)
 
     def batch(rows: Any) -> np.ndarray:
         """Randomise an (n, k) array of Bloom filters at once; every row is checked against the domain first."""
-        arr = _domain_rows(rows, k, h)
+        arr = as_bit_rows(rows, k, h)
         return rappor_instantaneous_batch(rappor_permanent_batch(arr, f_value), p_value, q_value)
 
     return Measurement(
@@ -673,12 +677,7 @@ def make_rappor_reports(input_domain: BitVectorDomain, input_metric: DiscreteDis
     constant = PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rv, "d": min(2 * h, k)})
     epsilon = constant.value
 
-    def privacy_map(d_in: int) -> float:
-        if d_in == 0:
-            return 0.0
-        if d_in > 1:
-            raise ValueError(f"d_in={d_in} must be 0 or 1 under the discrete distance")
-        return epsilon
+    privacy_map = _discrete_distance_map(epsilon)
 
     def function(bits: tuple[bool, ...]) -> tuple[tuple[bool, ...], ...]:
         permanent = _permanent(bits, rv, constant_time)
@@ -686,7 +685,7 @@ def make_rappor_reports(input_domain: BitVectorDomain, input_metric: DiscreteDis
 
     def batch(rows: Any) -> np.ndarray:
         """An (n, reports, k) array: for each (n, k) input row one permanent response and ``reports`` reports."""
-        arr = _domain_rows(rows, k, h)
+        arr = as_bit_rows(rows, k, h)
         permanent = rappor_permanent_batch(arr, f_value)
         repeated = np.repeat(permanent[:, None, :], n_reports, axis=1).reshape(-1, k)
         return rappor_instantaneous_batch(repeated, p_value, q_value).reshape(arr.shape[0], n_reports, k)
