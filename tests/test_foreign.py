@@ -252,6 +252,41 @@ def test_audit_sees_a_bug_at_one_category():
     assert not f.ok and f.witness["x"] == "2"
 
 
+def test_a_flag_the_fresh_confirmation_pass_does_not_repeat_is_cleared_and_said():
+    # a correct sampler flagged by chance must not fail the gate: a flagged first pass (forced here: the first
+    # 4,000 calls keep the truth with probability 0.9) is re-drawn on a fresh, larger pass before the clause fails
+    good = make_randomized_response([0, 1, 2], 0.5)
+    truthful = make_randomized_response([0, 1, 2], 0.9)
+    exact = {freeze(x): output_distribution(good, x) for x in (0, 1, 2)}
+    calls = {"n": 0}
+
+    def fn(x):
+        calls["n"] += 1
+        return (truthful if calls["n"] <= 4_000 else good)(x)
+
+    with use_source(SeededSource("confirm/cleared")):
+        f = distribution_audit(fn, exact, [0, 1, 2], 4_000, BETA)
+    assert f.ok, f.message
+    assert f.witness["confirmation_samples"] == 16_000 and f.witness["unconfirmed"]["x"] == "0"
+    assert "did not confirm it" in f.message and "β²" in f.message
+    calls["n"] = 0
+    with use_source(SeededSource("confirm/off")):
+        unconfirmed = distribution_audit(fn, exact, [0, 1, 2], 4_000, BETA, confirm=0)
+    assert not unconfirmed.ok and "confirmation_samples" not in unconfirmed.witness
+
+
+def test_a_real_deviation_is_confirmed_and_the_failure_shows_the_larger_pass():
+    good = make_randomized_response([0, 1, 2], 0.5)
+    bad = make_randomized_response([0, 1, 2], 0.75)
+    exact = {freeze(x): output_distribution(good, x) for x in (0, 1, 2)}
+    with use_source(SeededSource("confirm/real")):
+        f = distribution_audit(bad, exact, [0, 1, 2], 2_000, BETA)
+    assert not f.ok and f.witness["out_of"] == 8_000 and f.witness["samples"] == 2_000
+    assert "/8000, outside" in f.message and "confirmed by a fresh pass of 8000" in f.message
+    with pytest.raises(ValueError, match="confirm"):
+        distribution_audit(bad, exact, [0], 10, BETA, confirm=-1)
+
+
 # ------------------------------------------------------------------ the foreign variants under the audit
 
 RR_PARAMS = [{"categories": [0, 1], "prob": 0.5},

@@ -14,7 +14,9 @@ vetdp's primitives (:mod:`vetdp.engine.foreign`).
   Bonferroni-corrected over all cells. The cells of an input are each output of its exact
   law, one cell "any other output", and, when the outputs are tuples of one length, each
   coordinate's value (a bit's flip rate is seen far sooner than one of 2^k vectors).
-  A correct implementation is flagged with probability at most β.
+  A flagged pass is confirmed on a fresh sample four times as large before the clause fails,
+  so a correct implementation fails with probability at most β² (and is flagged, then
+  cleared, with probability at most β).
 * The audit states what it can see: for each cell, the deviation of the observed frequency
   from the exact probability at which the cell is flagged (the half-width of the
   Clopper–Pearson interval at the expected count); the largest of these over cells is the
@@ -123,30 +125,11 @@ def _sample(fn: Callable[[Any], Any], x: Any, n: int) -> Counter:
     return counts
 
 
-def distribution_audit(fn: Callable[[Any], Any], exact: dict[Any, dict[Any, Fraction]], inputs: list, samples: int,
-                       beta: float) -> Finding:
-    """Whether ``fn``'s samples are consistent with the exact distributions, at confidence 1 − β.
+CONFIRM_FACTOR = 4  # a flagged audit is re-drawn with this many times the samples before it fails
 
-    ``exact`` maps each frozen input to its exact law. Returns a ``Finding``; ``ok`` is False
-    only when some cell's exact probability lies outside its Bonferroni-corrected two-sided
-    Clopper–Pearson interval, so a correct ``fn`` fails with probability at most ``beta``.
-    The witness (pass or fail) holds ``detectable_deviation``: the largest over cells of
-    :func:`detectable_deviation`, the smallest deviation of an output probability the audit
-    can see at this sample size.
-    """
-    n = check_int("samples", samples, lo=1)
-    b = check_float("beta", beta)
-    if not 0 < b < 1:
-        raise ValueError(f"beta={beta!r} must be in (0, 1)")
-    if not inputs:
-        raise ValueError("inputs=[] must hold at least one input to audit")
-    plan = [(x, _cells(exact[freeze(x)])) for x in inputs]
-    n_cells = sum(len(cells) for _, cells in plan)
-    alpha = b / (2 * n_cells)  # two sides per cell
-    seeing = 0.0
-    for _, cells in plan:
-        for cell in cells:
-            seeing = max(seeing, detectable_deviation(cell.p, n, alpha))
+
+def _worst_cell(fn: Callable[[Any], Any], plan: list, exact: dict, n: int, alpha: float) -> tuple[float, dict] | None:
+    """One pass of ``n`` fresh samples per input: the cell farthest outside its interval, or None."""
     worst: tuple[float, dict] | None = None
     for x, cells in plan:
         dist = exact[freeze(x)]
@@ -163,19 +146,66 @@ def distribution_audit(fn: Callable[[Any], Any], exact: dict[Any, dict[Any, Frac
                 miss = float(Fraction(lo) - cell.p) if Fraction(lo) > cell.p else float(cell.p - Fraction(hi))
                 shown = (sorted(map(repr, (z for z in counts if z not in dist))) if cell.label == OTHER
                          else cell.label)
-                witness = {"x": repr(x), "y": repr(shown), "observed": k, "samples": n, "exact": str(cell.p),
+                witness = {"x": repr(x), "y": repr(shown), "observed": k, "out_of": n, "exact": str(cell.p),
                            "interval": [lo, hi]}
                 if worst is None or miss > worst[0]:
                     worst = (miss, witness)
+    return worst
+
+
+def distribution_audit(fn: Callable[[Any], Any], exact: dict[Any, dict[Any, Fraction]], inputs: list, samples: int,
+                       beta: float, confirm: int = CONFIRM_FACTOR) -> Finding:
+    """Whether ``fn``'s samples are consistent with the exact distributions.
+
+    ``exact`` maps each frozen input to its exact law. A pass draws ``samples`` per input and
+    compares every cell with its Bonferroni-corrected two-sided Clopper–Pearson interval (at
+    most ``beta`` to flag a correct ``fn``). A flagged pass is then *confirmed*: a fresh pass
+    of ``confirm`` × ``samples`` per input, at the same level, must flag too before the finding
+    fails. The two passes are independent, so a correct ``fn`` fails with probability at most
+    ``beta``², while a deviation the first pass can see is seen by the larger second one almost
+    surely. ``confirm=0`` fails on the first pass (probability at most ``beta``).
+
+    The witness (pass or fail) holds ``detectable_deviation``: the largest over cells of
+    :func:`detectable_deviation` at the first pass's size, the smallest deviation of an output
+    probability the audit can see.
+    """
+    n = check_int("samples", samples, lo=1)
+    b = check_float("beta", beta)
+    if not 0 < b < 1:
+        raise ValueError(f"beta={beta!r} must be in (0, 1)")
+    factor = check_int("confirm", confirm, lo=0)
+    if not inputs:
+        raise ValueError("inputs=[] must hold at least one input to audit")
+    plan = [(x, _cells(exact[freeze(x)])) for x in inputs]
+    n_cells = sum(len(cells) for _, cells in plan)
+    alpha = b / (2 * n_cells)  # two sides per cell
+    seeing = 0.0
+    for _, cells in plan:
+        for cell in cells:
+            seeing = max(seeing, detectable_deviation(cell.p, n, alpha))
     summary = (f"{n} samples on each of {len(inputs)} inputs, {n_cells} cells, two-sided Clopper–Pearson "
                f"at β={b:g} (Bonferroni); the audit detects a deviation of about {seeing:.3g} or more in any "
                "output probability")
     facts = {"detectable_deviation": seeing, "samples": n, "inputs": len(inputs), "cells": n_cells, "beta": b}
+    worst = _worst_cell(fn, plan, exact, n, alpha)
+    first = worst
+    if worst is not None and factor:
+        worst = _worst_cell(fn, plan, exact, n * factor, alpha)
+        facts["confirmation_samples"] = n * factor
+        if worst is None:
+            w = first[1]
+            return Finding(True, f"every output frequency consistent with the exact distribution; {summary}; a first "
+                                 f"pass flagged P[M({w['x']}) = {w['y']}] ({w['observed']}/{n} against {w['exact']}) "
+                                 f"and a fresh pass of {n * factor} samples per input did not confirm it (a correct "
+                                 f"sampler fails both with probability at most β² = {b * b:.3g})",
+                           witness={**facts, "unconfirmed": w})
+        summary += f"; confirmed by a fresh pass of {n * factor} samples per input (false alarm at most β²)"
     if worst is not None:
         w = {**worst[1], **facts}
         return Finding(False, f"the opaque sampler's frequencies differ from the exact distribution: "
-                              f"P[M({w['x']}) = {w['y']}] = {w['exact']} exactly, observed {w['observed']}/{n}, "
-                              f"outside [{w['interval'][0]:.4g}, {w['interval'][1]:.4g}]; {summary}", witness=w)
+                              f"P[M({w['x']}) = {w['y']}] = {w['exact']} exactly, observed {w['observed']}/"
+                              f"{w['out_of']}, outside [{w['interval'][0]:.4g}, {w['interval'][1]:.4g}]; {summary}",
+                       witness=w)
     return Finding(True, f"every output frequency consistent with the exact distribution; {summary}", witness=facts)
 
 
