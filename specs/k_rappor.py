@@ -2,7 +2,8 @@
 
 Pre: input_domain a BitVectorDomain with max_weight k and a length; epsilon a float in (0, inf).
 Law: every bit flipped independently with probability q = K_RAPPOR_FLIP_PROBABILITY(ε, m),
-the float 1/(1 + e^(ε/2m)) rounded up (impl/k_rappor.py), m the domain's max_weight.
+the float 1/(1 + e^(ε/2m)) rounded up (impl/k_rappor.py), m the domain's max_weight; function.law also
+admits one flip probability rounded otherwise, within 2**-30 of the real q (privacy.sound judges it).
 Post: map(1) >= the exact max-divergence of the mechanism with the flip probability it
 actually uses (and map(1) <= epsilon), tight within 2**-30; map(d_in >= 2) refuses by
 raising ValueError (it is the bit-vector map under the discrete distance).
@@ -18,8 +19,16 @@ from hypothesis import strategies as st
 
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
-from vetdp.impl.k_rappor import k_rappor_flip_probability
-from vetdp.specs.randomized_response_bitvec import flip_law, inputs, lengths, outside, outside_kind, shape_edges
+from vetdp.impl.k_rappor import K_RAPPOR_FLIP_PROBABILITY, k_rappor_flip_probability
+from vetdp.specs.randomized_response_bitvec import (
+    flip_family,
+    flip_law,
+    inputs,
+    lengths,
+    outside,
+    outside_kind,
+    shape_edges,
+)
 
 EPSILON_EDGES = [5e-324, 1e-12, 0.5, 1.0, 2.0, 3.0, 10.0, 700.0]
 
@@ -51,6 +60,11 @@ def flip(p) -> float:
 def law(p, x):
     """P[M(x) = y]: every bit of x flipped independently with probability :func:`flip`."""
     return flip_law(x, Fraction(flip(p)))
+
+
+def real_flip(p) -> tuple[Fraction, Fraction]:
+    """Rationals enclosing the real q = 1/(1 + e^(ε/2m)) (every step of the constant exact over the reals)."""
+    return K_RAPPOR_FLIP_PROBABILITY.enclose({"epsilon": p["epsilon"], "k": p["m"]})
 
 
 def edges(p) -> list[str]:
@@ -107,6 +121,8 @@ SPECS = [
         constant_time_param="constant_time",
         describe="k-RAPPOR parameterised by epsilon",
         law=law,
+        admissible_laws=(("the law with another rounding of q (every bit flipped with one probability within "
+                          "2**-30 of the real 1/(1 + e^(ε/2m)))", flip_family(real_flip)),),
         outside_kind=outside_kind,
         max_d_in=3,
         edges=edges,

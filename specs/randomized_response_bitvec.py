@@ -5,7 +5,8 @@ DiscreteDistance; f a float in (0, 1]; constant_time a bool.
 Law: every bit flipped independently with probability q = flip_probability(f) (f/2 rounded
 up: f/2 is inexact exactly when f = n·2**-1074 with n odd and n < 2**53, i.e. for odd
 subnormals AND for the odd floats of the lowest normal binade [2**-1022, 2**-1021)), so
-P[y | x] = q^h (1−q)^(k−h), h the Hamming distance of x and y.
+P[y | x] = q^h (1−q)^(k−h), h the Hamming distance of x and y. function.law also admits one flip
+probability rounded otherwise, within max(2**-30·f/2, 2**-1074) of f/2 (e.g. the seeds' exact f/2).
 Post: map(0) = 0, map(1) >= the exact max-divergence over every bit vector of length k
 with at most m set bits (tight within 2**-30, also when k < 2m); map(d_in >= 2) refuses
 by raising ValueError (the 2025 proof; d_in is a discrete distance); no input-dependent
@@ -162,11 +163,42 @@ def law(p, x):
     return flip_law(x, Fraction(flip_probability(p["f"])))
 
 
-def ideal_law(p, x):
-    """The seeds' law: every bit flipped with probability exactly f/2. It differs from :func:`law` only where
-    f/2 is not a float (f < 2**-1021 with an odd last bit); an implementation drawing exactly f/2 (e.g. a
-    Bernoulli(f) coin and a fair coin) is as correct as ours, which rounds up."""
-    return flip_law(x, Fraction(p["f"]) / 2)
+FLIP_WINDOW = Fraction(1, 2**30)  # relative, as privacy.tight's window
+SMALLEST_SUBNORMAL = Fraction(2) ** -1074
+
+
+def observed_flip(dists: dict) -> Fraction | None:
+    """The probability that the code flips the first bit of its first non-empty input (None: no such input, or
+    an outcome that is not a bit vector of the input's length)."""
+    for x, dist in dists.items():
+        if isinstance(x, tuple) and x:
+            if not all(isinstance(y, tuple) and len(y) == len(x) for y in dist):
+                return None
+            return sum((p for y, p in dist.items() if y[0] != x[0]), Fraction(0))
+    return None
+
+
+def flip_family(real_flip):
+    """An admissible law family: every bit flipped independently with one probability q′, read from the code,
+    within max(2**-30·q, 2**-1074) of the real flip probability q; ``real_flip(params)`` encloses q as
+    rationals (lo, hi). Another rounding of q (to nearest, the smallest float above, the exact f/2 drawn from
+    two coins) is the same mechanism; whether q′ honours the claimed ε is privacy.sound's question, decided
+    on the code's own law."""
+    def admissible(p, dists):
+        q = observed_flip(dists)
+        if q is None or not 0 < q < 1:
+            return None
+        lo, hi = real_flip(p)
+        if not hi - max(hi * FLIP_WINDOW, SMALLEST_SUBNORMAL) <= q <= lo + max(lo * FLIP_WINDOW, SMALLEST_SUBNORMAL):
+            return None
+        return lambda x: flip_law(x, q)
+
+    return admissible
+
+
+def _half_f(p) -> tuple[Fraction, Fraction]:
+    half = Fraction(p["f"]) / 2
+    return half, half
 
 
 def edges(p) -> list[str]:
@@ -286,7 +318,8 @@ MEASUREMENT = MeasurementSpec(
     constant_time_param="constant_time",
     describe="bit-vector randomized response (RAPPOR)",
     law=law,
-    admissible_laws=(("the seeds' law (each bit flipped with probability exactly f/2)", ideal_law),),
+    admissible_laws=(("the law with another rounding of the flip probability f/2 (every bit flipped with one "
+                      "probability within 2**-30 of f/2, or the exact f/2 of the seeds)", flip_family(_half_f)),),
     outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,12 @@ from click.testing import CliRunner
 
 from tests.mutants import unseen_bitvec, unseen_other, unseen_rr
 from vetdp.cli import main
+from vetdp.engine.enumerate import output_distribution
 from vetdp.engine.estimators import check_estimator_spec
 from vetdp.engine.results import Status
 from vetdp.engine.runner import RunConfig, check_measurement_spec
 from vetdp.engine.spec import find_spec
+from vetdp.impl.k_rappor import K_RAPPOR_FLIP_PROBABILITY, k_rappor_flip_probability
 from vetdp.impl.randomized_response_bitvec import flip_probability
 
 MUTANTS = Path(__file__).parent / "mutants"
@@ -196,11 +199,23 @@ SOUND = [
     (BOOL, unseen_other.bool_coin_from_geometric_buffer, None),
     (BOOL, unseen_other.bool_flip_by_xor_int, None),
     (KR, unseen_other.k_rappor_numpy_output, None),
+    (KR, unseen_other.k_rappor_q_correctly_rounded_up, {"k": 7, "m": 7, "epsilon": 0.1, "constant_time": False}),
+    (KR, unseen_other.k_rappor_q_correctly_rounded_up, None),
 ]
 
 
 def _sound_id(row) -> str:
     return row[1].__name__ + ("" if row[2] is None else "-pinned")
+
+
+
+def test_the_pinned_correctly_rounded_k_rappor_flips_with_another_q_than_vetdps():
+    # the pinned row above tests the admissible family only if the variant's q is not vetdp's own
+    params = {"k": 7, "m": 7, "epsilon": 0.1, "constant_time": False}
+    m = find_spec(KR).build(unseen_other.k_rappor_q_correctly_rounded_up, params)
+    q = sum(p for y, p in output_distribution(m, (False,) * 7).items() if y[0])
+    lo, _ = K_RAPPOR_FLIP_PROBABILITY.enclose({"epsilon": 0.1, "k": 7})
+    assert lo <= q < Fraction(k_rappor_flip_probability(0.1, 7))
 
 
 @pytest.mark.parametrize("spec_name,variant,params", SOUND, ids=[_sound_id(r) for r in SOUND])

@@ -300,6 +300,24 @@ def k_rappor_numpy_output(input_domain, input_metric, epsilon, constant_time=Fal
     return _k_rappor(input_domain, k, m, eps, q, constant_time, "k_rappor_numpy_output", numpy_output=True)
 
 
+def _smallest_float_at_least(value: Fraction) -> float:
+    nearest = float(value)
+    return nearest if Fraction(nearest) >= value else math.nextafter(nearest, math.inf)
+
+
+def k_rappor_q_correctly_rounded_up(input_domain, input_metric, epsilon, constant_time=False):
+    """Sound: q = 1/(1 + e^(ε/2m)) evaluated in 200-bit mpmath and rounded once, up, to the smallest float at
+    or above it (vetdp rounds each of four steps outward, so its q is often a few ulps larger). A flip
+    probability at least the real q honours ε; the law differs from vetdp's only in that rounding."""
+    import mpmath
+
+    k, m, eps, constant_time = _validated_k_rappor(input_domain, input_metric, epsilon, constant_time)
+    with mpmath.workprec(200):
+        real = 1 / (1 + mpmath.exp(mpmath.mpf(eps) / (2 * m)))
+        q = _smallest_float_at_least(Fraction(int(real.man)) * Fraction(2) ** int(real.exp))
+    return _k_rappor(input_domain, k, m, eps, q, constant_time, "k_rappor_q_correctly_rounded_up")
+
+
 # ------------------------------------------------------------------ estimators
 
 def _rr_estimator_inputs(answers, categories, prob) -> tuple[list, float, int]:

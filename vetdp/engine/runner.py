@@ -421,7 +421,10 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
         if exact:
             found = law_finding(dists, reference.__getitem__, source)
             for name, admissible in spec.admissible_laws if not found.ok else ():
-                other = {freeze(x): {freeze(y): Fraction(q) for y, q in admissible(params, x).items() if q != 0}
+                candidate = admissible(params, dists)
+                if candidate is None:
+                    continue
+                other = {freeze(x): {freeze(y): Fraction(q) for y, q in candidate(x).items() if q != 0}
                          for x in raw.values()}
                 if law_finding(dists, other.__getitem__, name).ok:
                     return {"function.law": Finding(True, f"the exact output distribution equals {name}, which the "

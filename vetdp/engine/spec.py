@@ -80,9 +80,10 @@ class MeasurementSpec:
     # the reference law, stated independently of any implementation: (params, x) -> {output: P[M(x) = output]},
     # outputs in their frozen form (vetdp.engine.enumerate.freeze). None: the law of our implementation.
     law: Callable[[Params, Any], dict[Any, Fraction]] | None = None
-    # other exact laws function.law accepts, by name (e.g. the seeds' ideal law where ours rounds a probability
-    # up): an implementation is a functional match when its law equals the reference law or one of these
-    admissible_laws: tuple[tuple[str, Callable[[Params, Any], dict[Any, Fraction]]], ...] = ()
+    # other exact laws function.law accepts, by name: (params, dists) -> a law x -> {output: P} to compare with, or
+    # None. ``dists`` (frozen input -> the code's exact law) lets a family be matched by one parameter read from the
+    # code, e.g. a flip probability rounded otherwise than ours (whether it honours ε is privacy.sound's question)
+    admissible_laws: tuple[tuple[str, Callable[[Params, dict], Callable[[Any], dict] | None]], ...] = ()
     # the input metric's distance between two inputs; None: the discrete distance (0 if equal, else 1)
     distance: Callable[[Params, Any, Any], int] | None = None
     max_d_in: int = 3  # the map is checked at every d_in in 0..max_d_in (sound or refused, and monotone)
