@@ -99,6 +99,7 @@ WRONG = [
     (KR, unseen_other.k_rappor_division_to_nearest, "privacy.sound",
      {"k": 6, "m": 3, "epsilon": 9.8, "constant_time": False}),
     # 5. randomness from documented primitives other than the Bernoulli
+    (RR, unseen_rr.inverse_cdf_threshold_off_by_one, "function.law", {"categories": [0, 1, 2], "prob": 0.4}),
     (RR, unseen_rr.resample_compares_index_with_category, "function.law",
      {"categories": ["c0", "c1", "c2"], "prob": 0.5}),
     (BOOL, unseen_other.bool_coin_from_bytes_off_by_one, "privacy.sound", {"prob": 0.5, "constant_time": False}),
@@ -189,6 +190,7 @@ SOUND = [
     (RR, unseen_rr.coin_first_then_skip, None),
     (RR, unseen_rr.map_by_decimal_logarithm, None),
     (RR, unseen_rr.map_constant_beyond_distance_one, None),
+    (RR, unseen_rr.inverse_cdf_one_uniform, None),
     (BV, unseen_bitvec.numpy_array_output, None),
     (BV, unseen_bitvec.list_output_via_mask, None),
     (BV, unseen_bitvec.coins_from_geometric_buffer, BV3),  # the search: test_geometric_buffer_coins_searched

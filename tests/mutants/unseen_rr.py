@@ -38,12 +38,14 @@ __all__ = [
     "constructor_exits_on_high_prob",
     "map_one_and_a_half_epsilon",
     "table_keyed_by_integer_part",
+    "inverse_cdf_threshold_off_by_one",
     # sound
     "lie_by_rotation",
     "lie_by_resampling",
     "coin_first_then_skip",
     "map_by_decimal_logarithm",
     "map_constant_beyond_distance_one",
+    "inverse_cdf_one_uniform",
 ]
 
 
@@ -360,6 +362,42 @@ def table_keyed_by_integer_part(categories, prob):
 
 
 # ------------------------------------------------------------------ sound variants
+
+def _inverse_cdf(categories, prob, keep_at_boundary: bool, name: str) -> Measurement:
+    """RR from one uniform integer U over the whole unit interval at prob's resolution (about 2**53 values per
+    lie): U below prob's numerator·(t−1) keeps the truth, above it the lie's rank is U's position among the
+    t−1 equal slices of the rest."""
+    cats, p = _validated(categories, prob)
+    t = len(cats)
+    position = {c: i for i, c in enumerate(cats)}
+    num, den = Fraction(p).as_integer_ratio()
+    keep = num * (t - 1)
+
+    def function(x):
+        i = position.get(x)
+        if i is None:
+            return cats[sample_uniform_int_below(t)]
+        u = sample_uniform_int_below(den * (t - 1))
+        if u < keep or (keep_at_boundary and u == keep):
+            return x
+        rank = (u - keep) // (den - num)
+        return cats[rank + (rank >= i)]
+
+    return _measurement(cats, function, _epsilon(p, t), name)
+
+
+def inverse_cdf_threshold_off_by_one(categories, prob):
+    """Defect: [class 3, ``function.law``] the inverse-CDF sampler keeps the truth when U <= threshold, not <:
+    one of about 2**53·(t−1) values too many tells the truth (prob + 2**-53/(t−1) or so). Only an exact
+    law sees it; vetdp must enumerate U lazily, by intervals, to see it at all."""
+    return _inverse_cdf(categories, prob, True, "inverse_cdf_threshold_off_by_one")
+
+
+def inverse_cdf_one_uniform(categories, prob):
+    """Sound: the whole answer from one uniform integer below den·(t−1) (den = 2**53-ish: prob's denominator),
+    compared with thresholds and floor-divided into the lie's rank (an inverse CDF)."""
+    return _inverse_cdf(categories, prob, False, "inverse_cdf_one_uniform")
+
 
 def lie_by_rotation(categories, prob):
     """Sound: the lie is the truth rotated by 1 + U{0..t−2} positions; the coin is tossed first.

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from vetdp.engine.fingerprint import fingerprint
+from vetdp.sampling.lazy import LazyInt
 from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, use_source
 
 __all__ = [
@@ -136,6 +137,8 @@ def freeze(value: Any) -> Any:
         return tuple(freeze(v) for v in value.tolist())
     if isinstance(value, np.generic):
         return value.item()
+    if t is LazyInt:  # a lazily drawn integer in the output: fixed here, still under the run's source
+        return freeze(value._fixed())
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):

@@ -193,6 +193,8 @@ for _name, _op in [("invert", operator.invert), ("neg", operator.neg), ("pos", o
 class _SymbolicSource(BranchingSource):
     """Every choice becomes a fresh symbolic draw; raw bytes stop the run."""
 
+    lazy_uniforms = False  # every uniform draw is a symbolic one
+
     def __init__(self, registry: _Registry):
         super().__init__()
         self.registry = registry

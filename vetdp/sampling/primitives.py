@@ -14,6 +14,7 @@ import math
 import numbers
 from fractions import Fraction
 
+from vetdp.sampling.lazy import LAZY_FROM, LazyInt
 from vetdp.sampling.sources import BranchingSource, current_source
 
 __all__ = [
@@ -190,6 +191,10 @@ def uniform_attempt_bytes(n: int) -> int:
 def sample_uniform_int_below(n: int) -> int:
     """An integer uniform on [0, n), exactly (rejection sampling on random bytes).
 
+    Under exact enumeration, for n >= 2**20 the result is a :class:`~vetdp.sampling.lazy.LazyInt`:
+    it behaves as the integer in comparisons, arithmetic and every other use, but is fixed only as
+    far as the code looks at it (``isinstance(v, int)`` is False for it).
+
     Raises TypeError unless ``n`` is an int, ValueError unless n >= 1.
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
@@ -199,6 +204,8 @@ def sample_uniform_int_below(n: int) -> int:
         raise ValueError(f"n={n!r} must be in [1, inf)")
     source = current_source()
     if isinstance(source, BranchingSource) and not source.branch_bytes:
+        if n >= LAZY_FROM and source.lazy_uniforms:  # too many values to branch over: drawn as far as looked at
+            return LazyInt.uniform_below(n)
         return source.branch_uniform(n)  # each of [0, n) with probability 1/n, without n Fractions
     if n == 1:
         return 0

@@ -129,6 +129,8 @@ class BranchingSource(RandomSource):
     (:attr:`halted`), so code that swallows it cannot produce an output from a cut path.
     """
 
+    lazy_uniforms = True  # sample_uniform_int_below(n) for n >= 2**20 returns a LazyInt (vetdp.sampling.lazy)
+
     def __init__(self, prefix: Sequence[int] = (), max_choices: int = 100_000, branch_bytes: bool = False,
                  explorer: Any = None):
         self.prefix = list(prefix)
