@@ -4,6 +4,7 @@ Statistical tests here audit at a stated β (false-alarm probability per audit) 
 foreign variants' generators (patched inside the test only), so they are deterministic.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -25,7 +26,8 @@ from vetdp.cli import main
 from vetdp.core.measurement import bitvector_domain, discrete_distance
 from vetdp.engine.enumerate import freeze, output_distribution
 from vetdp.engine.foreign import check_determinism, reachable_generators, watch_foreign_randomness
-from vetdp.engine.runner import RunConfig
+from vetdp.engine.results import Status
+from vetdp.engine.runner import RunConfig, check_measurement_spec
 from vetdp.engine.spec import at_least, find_spec
 from vetdp.impl.randomized_response import make_randomized_response
 from vetdp.impl.randomized_response_bitvec import make_randomized_response_bitvec
@@ -412,3 +414,26 @@ def test_opaque_privacy_pass_says_it_judged_the_map_against_the_law_not_the_code
     # a lie of probability 2**-53 never told is beyond any sample size: the pass must say what it rests on
     out = audit("randomized_response", fv.rr_random, RR_PARAMS[1])
     assert out["privacy.sound"].ok and "its own loss is not observable" in out["privacy.sound"].message
+
+
+def test_slow_foreign_code_keeps_its_map_decided_when_its_audit_runs_out_of_time():
+    # the audit (10,000 calls per input of a 2 ms sampler) spends the clause budget; the map's clauses were
+    # decided first, under their own budget, and must not be reported undecided with it
+    def slow_rr(categories, prob):
+        m = fv.rr_random(categories, prob)
+        inner = m.function
+
+        def function(x):
+            time.sleep(0.002)
+            return inner(x)
+
+        return dataclasses.replace(m, function=function)
+
+    cfg = RunConfig(fallback_opaque=True, reference_law=True, strict_messages=False, clause_seconds=3.0,
+                    max_examples=0)
+    params = {"categories": [0, 1, 2], "prob": 0.5}
+    by_clause = {r.check: r for r in check_measurement_spec(find_spec("randomized_response"), ctor=slow_rr, cfg=cfg,
+                                                            only_params=params)}
+    assert by_clause["audit.distribution"].status is Status.UNDECIDED, by_clause["audit.distribution"].message
+    for clause in ("privacy.sound", "privacy.tight", "privacy.distance"):
+        assert by_clause[clause].status is Status.PASS, (clause, by_clause[clause].message)

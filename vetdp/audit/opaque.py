@@ -44,7 +44,8 @@ from vetdp.core.validation import check_float, check_int
 from vetdp.engine.clauses import Finding, privacy_findings, reference_laws
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, freeze
 
-__all__ = ["opaque_findings", "distribution_audit", "audited_inputs", "detectable_deviation", "MAX_AUDITED_INPUTS"]
+__all__ = ["opaque_findings", "opaque_audit", "distribution_audit", "audited_inputs", "detectable_deviation",
+           "MAX_AUDITED_INPUTS"]
 
 MAX_AUDITED_INPUTS = 8  # every input is audited up to this many; beyond, this many spread over them
 OTHER = "<any other output>"
@@ -225,12 +226,14 @@ def _errors_agree(m: Any, inputs: list) -> Finding:
     return Finding(True, "one call per input: no errors" if only is None else f"same error on every input: {only}")
 
 
-def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, beta: float | None = None) -> dict:
+def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, beta: float | None = None,
+                    audit: bool = True) -> dict:
     """The clauses for an opaque measurement ``m`` built with ``params`` (see the module docstring).
 
     ``beta`` is this parameter set's false-alarm budget for ``audit.distribution`` (default
     ``cfg.audit_beta``); ``cfg.audit_samples`` samples are drawn per audited input, ten times
-    as many with ``cfg.deep``.
+    as many with ``cfg.deep``. ``audit=False`` leaves ``audit.distribution`` out (the engine runs
+    it apart, under its own time budget: :func:`opaque_audit`).
     """
     out: dict = {
         "randomness.through_primitives": Finding(True, "opaque implementation: its samples are audited instead "
@@ -240,18 +243,12 @@ def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, bet
     if spec.constant_time_param is not None:
         out["timing.constant_bytes"] = Finding(True, "opaque implementation: the bytes it reads cannot be observed",
                                                skipped=True)
-    try:
-        exact, source = reference_laws(spec, params, inputs, cfg.budget)
-    except EnumerationBudgetExceeded as e:
-        skip = Finding(True, f"no exact truth: {e}", skipped=True)
-        out.update({"privacy.sound": skip, "privacy.tight": skip, "audit.distribution": skip})
+    truth = _truth(spec, params, inputs, cfg)
+    if isinstance(truth, Finding):
+        out.update(dict.fromkeys(("privacy.sound", "privacy.tight") + (("audit.distribution",) if audit else ()),
+                                 truth))
         return out
-    except Exception as e:  # noqa: BLE001
-        where = "the spec's law" if spec.law is not None else f"the reference implementation {spec.impl_ref}"
-        bad = Finding(False, f"{where} could not give the exact truth for these parameters: "
-                      f"{type(e).__name__}: {e}")
-        out.update({"privacy.sound": bad, "privacy.tight": bad, "audit.distribution": bad})
-        return out
+    exact, source = truth
     # the map is judged against the exact law the code should have; whether the code has it is audit.distribution's
     # question, and a rare event (a lie of probability 2**-53 never told) is beyond what samples can see
     privacy = privacy_findings(spec, m, exact, params)
@@ -262,8 +259,29 @@ def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, bet
             privacy[name] = dataclasses.replace(privacy[name], message=f"{privacy[name].message}; {note}"
                                                 if privacy[name].message else note)
     out.update(privacy)
-    samples = cfg.audit_samples * (10 if cfg.deep else 1)
-    audit = distribution_audit(m, exact, audited_inputs(inputs), samples, cfg.audit_beta if beta is None else beta)
-    out["audit.distribution"] = dataclasses.replace(audit, message=f"{audit.message} (against {source})")
+    if audit:
+        out.update(opaque_audit(spec, m, params, inputs, cfg, beta, truth))
     return out
 
+
+def _truth(spec: Any, params: dict, inputs: list, cfg: Any) -> tuple[dict, str] | Finding:
+    """The exact laws opaque code should have, with where they come from; or the finding that says why not."""
+    try:
+        return reference_laws(spec, params, inputs, cfg.budget)
+    except EnumerationBudgetExceeded as e:
+        return Finding(True, f"no exact truth: {e}", skipped=True)
+    except Exception as e:  # noqa: BLE001
+        where = "the spec's law" if spec.law is not None else f"the reference implementation {spec.impl_ref}"
+        return Finding(False, f"{where} could not give the exact truth for these parameters: {type(e).__name__}: {e}")
+
+
+def opaque_audit(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, beta: float | None = None,
+                 truth: tuple[dict, str] | Finding | None = None) -> dict:
+    """``audit.distribution`` for opaque ``m``: its samples against the exact law (see :func:`opaque_findings`)."""
+    truth = _truth(spec, params, inputs, cfg) if truth is None else truth
+    if isinstance(truth, Finding):
+        return {"audit.distribution": truth}
+    exact, source = truth
+    samples = cfg.audit_samples * (10 if cfg.deep else 1)
+    found = distribution_audit(m, exact, audited_inputs(inputs), samples, cfg.audit_beta if beta is None else beta)
+    return {"audit.distribution": dataclasses.replace(found, message=f"{found.message} (against {source})")}
