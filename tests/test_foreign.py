@@ -435,5 +435,6 @@ def test_slow_foreign_code_keeps_its_map_decided_when_its_audit_runs_out_of_time
     by_clause = {r.check: r for r in check_measurement_spec(find_spec("randomized_response"), ctor=slow_rr, cfg=cfg,
                                                             only_params=params)}
     assert by_clause["audit.distribution"].status is Status.UNDECIDED, by_clause["audit.distribution"].message
+    assert "--time-budget" in by_clause["audit.distribution"].message
     for clause in ("privacy.sound", "privacy.tight", "privacy.distance"):
         assert by_clause[clause].status is Status.PASS, (clause, by_clause[clause].message)

@@ -212,7 +212,9 @@ class _Clauses:
         except DeadlineExceeded:
             where = {} if self.current is None else {"x": show(self.current)}
             f = Finding(False, f"undecided: budget — {self.cfg.clause_seconds:g} s per clause spent"
-                        + (f" while evaluating M({show(self.current)!r})" if self.current is not None else ""),
+                        + (f" while evaluating M({show(self.current)!r})" if self.current is not None else "")
+                        + (f"; the audit samples the code {self.cfg.audit_samples} times per input: slow code "
+                           "needs a larger --time-budget" if names == ("audit.distribution",) else ""),
                         undecided=True, witness=where or None)
             self.out.update({n: f for n in names})
         except Exception as e:  # noqa: BLE001 - one parameter set's engine failure must not end the run
