@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
+from vetdp.accounting.curves import RRFamily
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
 from vetdp.impl.k_rappor import K_RAPPOR_FLIP_PROBABILITY, k_rappor_flip_probability
@@ -65,6 +66,13 @@ def law(p, x):
 def real_flip(p) -> tuple[Fraction, Fraction]:
     """Rationals enclosing the real q = 1/(1 + e^(ε/2m)) (every step of the constant exact over the reals)."""
     return K_RAPPOR_FLIP_PROBABILITY.enclose({"epsilon": p["epsilon"], "k": p["m"]})
+
+
+def rdp_curve(p):
+    """The RDP curve of k-RAPPOR at the real q = 1/(1 + e^(ε/2m)) (log-ratio ε/2m per bit, the worst pair differing
+    in min(2m, k) bits), certified upward: any q at least the real one has a smaller curve."""
+    return RRFamily(2, min(2 * p["m"], p["k"]), epsilon=Fraction(p["epsilon"]), divisor=2 * p["m"],
+                    name="k-rappor").rdp_upper
 
 
 def edges(p) -> list[str]:
@@ -121,6 +129,7 @@ SPECS = [
         constant_time_param="constant_time",
         describe="k-RAPPOR parameterised by epsilon",
         law=law,
+        rdp_curve=rdp_curve,
         admissible_laws=(("the law with another rounding of q (every bit flipped with one probability within "
                           "2**-30 of the real 1/(1 + e^(ε/2m)))", flip_family(real_flip)),),
         outside_kind=outside_kind,

@@ -25,6 +25,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
+from vetdp.accounting.curves import randomized_response_curve
 from vetdp.engine.spec import (
     BadParams,
     EstimatorSpec,
@@ -243,6 +244,7 @@ MEASUREMENT = MeasurementSpec(
     outside=outside,
     describe="categorical randomized response",
     law=law,
+    rdp_curve=lambda p: randomized_response_curve(prob=p["prob"], categories=len(p["categories"])).rdp_upper,
     max_d_in=3,
     edges=edges,
 )

@@ -28,6 +28,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
+from vetdp.accounting.curves import RRFamily
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import (
     BadParams,
@@ -201,6 +202,14 @@ def _half_f(p) -> tuple[Fraction, Fraction]:
     return half, half
 
 
+def rdp_curve(p):
+    """The RDP curve ε̂(α) of the seeds' law (every bit flipped with probability exactly f/2, the worst pair
+    differing in min(2m, k) bits), certified upward: what an accountant composes with. A flip probability
+    rounded up from f/2 (vetdp's) has a smaller curve; one rounded down does not."""
+    f = Fraction(p["f"])
+    return RRFamily(2, min(2 * p["m"], p["k"]), ratio=(2 - f) / f, name="rappor").rdp_upper
+
+
 def edges(p) -> list[str]:
     """Boundary classes of bit-vector parameters (shared with k_rappor through :func:`shape_edges`)."""
     f = p["f"]
@@ -320,6 +329,7 @@ MEASUREMENT = MeasurementSpec(
     law=law,
     admissible_laws=(("the law with another rounding of the flip probability f/2 (every bit flipped with one "
                       "probability within 2**-30 of f/2, or the exact f/2 of the seeds)", flip_family(_half_f)),),
+    rdp_curve=rdp_curve,
     outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,

@@ -15,6 +15,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
+from vetdp.accounting.curves import randomized_response_curve
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
 
 P_MAX = math.nextafter(1.0, 0.0)
@@ -88,6 +89,7 @@ SPECS = [
         constant_time_param="constant_time",
         describe="binary randomized response",
         law=law,
+        rdp_curve=lambda p: randomized_response_curve(prob=p["prob"], categories=2).rdp_upper,
         max_d_in=3,
         edges=edges,
     )

@@ -108,6 +108,8 @@ WRONG = [
     (BV, unseen_bitvec.coin_reads_wrong_bit_of_geometric_buffer, "function.law", BV3),
     # 6. one failure must not lose the run (more below: sys.exit, hangs, crashes)
     (BV, unseen_bitvec.raises_on_empty_report, "errors.data_independent", BV3),
+    # privacy.rdp: an even worst-case loss over uneven flips (test_an_even_worst_case_loss_can_hide_an_rdp_violation)
+    (BV, unseen_bitvec.uneven_flips_same_epsilon, "privacy.rdp", _bv(2, 1, 0.5)),
 ]
 
 
@@ -123,6 +125,30 @@ def test_wrong_variant_is_rejected_on_its_clause(spec_name, variant, clause, par
     if clause == "privacy.sound":
         # <=: the float nearest the exact loss can equal the claim (k-RAPPOR's excess is ~1e-15)
         assert r.claimed is not None and r.true is not None and r.claimed <= r.true
+
+
+def test_an_even_worst_case_loss_can_hide_an_rdp_violation():
+    # privacy.rdp is its own property: the uneven variant's ε is exactly the map's, its D_2 is above the curve
+    by_clause = results_of(BV, unseen_bitvec.uneven_flips_same_epsilon, params=_bv(2, 1, 0.5))
+    assert by_clause["privacy.sound"].status is Status.PASS, by_clause["privacy.sound"].message
+    rdp = by_clause["privacy.rdp"]
+    assert rdp.status is Status.FAIL and rdp.witness["alpha"] in (1.5, 2.0, 10.0), rdp.message
+    assert rdp.witness["true_lo"] > rdp.witness["claimed"]
+
+
+def test_an_accountant_that_counts_m_differing_bits_instead_of_2m_fails_privacy_rdp_on_the_real_code():
+    # the clause ties the accounting curve to the code: a curve for min(m, k) differing bits is too small
+    from vetdp.accounting.curves import bit_flip_curve
+
+    spec = find_spec(BV)
+    wrong = dataclasses.replace(spec, rdp_curve=lambda p: bit_flip_curve(flip_probability(p["f"]),
+                                                                         min(p["m"], p["k"])).rdp_upper)
+    for params in (_bv(4, 2, 0.5), _bv(128, 8, 0.5)):  # enumerated laws; the product structure at 128 bits
+        results = {r.check: r for r in check_measurement_spec(wrong, cfg=CHECK, only_params=params)}
+        assert results["privacy.rdp"].status is Status.FAIL, (params, results["privacy.rdp"].message)
+        assert results["privacy.sound"].status is Status.PASS
+        right = {r.check: r for r in check_measurement_spec(spec, cfg=CHECK, only_params=params)}
+        assert right["privacy.rdp"].status is Status.PASS, (params, right["privacy.rdp"].message)
 
 
 # The search itself must reach the bugs the old strategies never produced: no pinned parameters here.

@@ -41,6 +41,7 @@ __all__ = [
     "report_object_on_constant_time_path",
     "raises_on_empty_report",
     "report_packed_in_a_byte",
+    "uneven_flips_same_epsilon",
     # sound
     "numpy_array_output",
     "list_output_via_mask",
@@ -268,6 +269,23 @@ def raises_on_empty_report(input_domain, input_metric, f, constant_time=False):
         return inner(bits)
 
     return dataclasses.replace(m_, function=function)
+
+
+def uneven_flips_same_epsilon(input_domain, input_metric, f, constant_time=False):
+    """Defect: [``privacy.rdp``; at k = 2, m = 1, f = 1/2] the author "balances" the noise: bit 0 is flipped with
+    probability 1/8 and bit 1 with 7/16 instead of 1/4 each. The two likelihood ratios 7 and 9/7 multiply to 9,
+    the ratio of the even mechanism, so the worst-case loss equals the map (2·ln 3) and privacy.sound passes; but
+    the Rényi divergence is convex in the per-bit loss, so D_2 exceeds the RDP curve an accountant composes with.
+    Other parameters: the standard flips."""
+    k, m, f, constant_time = _validated(input_domain, input_metric, f, constant_time)
+    q = half_rounded_up(f)
+    flips = (0.125, 0.4375) if (k, m, f) == (2, 1, 0.5) else (q,) * k
+
+    def function(bits):
+        return tuple(b ^ sample_bernoulli_float(p, constant_time) for b, p in zip(bits, flips, strict=True))
+
+    return _measurement(input_domain, k, function, _standard_map(_epsilon(q, k, m)), "uneven_flips_same_epsilon",
+                        {"f": f, "constant_time": constant_time})
 
 
 # ------------------------------------------------------------------ sound variants

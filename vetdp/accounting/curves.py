@@ -308,5 +308,3 @@ def curve_for_measurement(measurement: Any) -> RRFamily:
         return bit_flip_curve(q, d, "k-rappor" if name == "make_k_rappor" else "rappor")
     raise TypeError(f"measurement={measurement!r} is not a randomized-response or RAPPOR measurement "
                     "this module knows (make_randomized_response[_bool|_bitvec], make_k_rappor)")
-
-

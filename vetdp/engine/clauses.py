@@ -195,6 +195,44 @@ def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
     return out
 
 
+RDP_ORDERS = (Fraction(3, 2), Fraction(2), Fraction(10))  # the orders privacy.rdp decides (integers: exactly)
+
+
+def rdp_findings(spec: MeasurementSpec, params: dict, worst_at: Callable[[Fraction, int], Any]) -> dict[str, Finding]:
+    """``privacy.rdp``: the spec's claimed RDP curve ε̂(α) >= the exact worst Rényi divergence D_α at every order of
+    :data:`RDP_ORDERS`; ``worst_at(α, prec)`` encloses the worst D_α (a :class:`vetdp.engine.structure.RenyiWorst`,
+    over the enumerated laws or a product structure). The witness is the order and pair of the first violation."""
+    from vetdp.engine.structure import decide_renyi_claim
+
+    if spec.rdp_curve is None:
+        return {}
+    curve = spec.rdp_curve(params)
+    worst_slack: tuple[float, Fraction, float] | None = None
+    for alpha in RDP_ORDERS:
+        claim = curve(float(alpha))
+        cmp, worst = decide_renyi_claim(worst_at, alpha, claim)
+        lo, hi = (None, None) if cmp.truth_lo is None else (float(cmp.truth_lo), float(cmp.truth_hi))
+        witness = {"alpha": float(alpha), "claimed": claim, "true_lo": lo, "true_hi": hi,
+                   "x": show(worst.x), "x_prime": show(worst.x_prime)}
+        if cmp.verdict is Verdict.UNSOUND:
+            return {"privacy.rdp": Finding(False, f"the claimed RDP ε̂({float(alpha):g}) = {claim!r} is below the exact "
+                                           f"worst D_α = {'inf' if hi is None else f'{lo!r}'} (pair {show(worst.x)!r}, "
+                                           f"{show(worst.x_prime)!r})", claimed=claim, true=hi, witness=witness)}
+        if cmp.verdict is Verdict.UNDECIDED:
+            return {"privacy.rdp": Finding(False, f"undecided: ε̂({float(alpha):g}) = {claim!r} lies in the exact "
+                                           f"worst D_α's enclosure [{lo!r}, {hi!r}]", undecided=True,
+                                           witness=witness)}
+        slack = claim - hi
+        if worst_slack is None or slack < worst_slack[0]:
+            worst_slack = (slack, alpha, hi)
+    assert worst_slack is not None
+    slack, alpha, hi = worst_slack
+    orders = ", ".join(f"{float(a):g}" for a in RDP_ORDERS)
+    return {"privacy.rdp": Finding(True, f"claimed RDP curve >= the exact worst Rényi divergence at α = {orders} "
+                                   f"(smallest slack {slack:.3g} at α = {float(alpha):g})",
+                                   claimed=curve(float(alpha)), true=hi, slack=slack)}
+
+
 def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
                       worst: Any = None) -> dict[str, Finding]:
     """``privacy.distance`` (map(d) sound at every other d in 0..max_d_in, or refused for d >= 2 by

@@ -62,8 +62,10 @@ from vetdp.engine.clauses import (
     law_finding,
     law_with_residual,
     outside_findings,
+    pairs_within,
     privacy_findings,
     privacy_with_residual,
+    rdp_findings,
     reference_laws,
     rejects_outside,
     show,
@@ -73,7 +75,13 @@ from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import MeasurementSpec
-from vetdp.engine.structure import NotStructured, discover_product_structure, worst_pair
+from vetdp.engine.structure import (
+    NotStructured,
+    discover_product_structure,
+    renyi_worst,
+    renyi_worst_of_laws,
+    worst_pair,
+)
 from vetdp.engine.symmetry import NotSymmetric, class_law, coverage, worst_over
 from vetdp.engine.timeout import DeadlineExceeded, deadline
 
@@ -83,6 +91,7 @@ __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evalu
 # Every clause name a measurement spec's run can report (besides precondition[<id>] rows), for -k selection.
 MEASUREMENT_CLAUSES = (
     "construct", "engine", "function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
+    "privacy.rdp",
     "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives", "timing.constant_bytes",
     "audit.distribution", "search.coverage",
 )
@@ -342,7 +351,8 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     inner = getattr(m, "inner", m)
     function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
     exact = ("function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
-             "errors.data_independent", "randomness.through_primitives")
+             "errors.data_independent", "randomness.through_primitives") + (
+        ("privacy.rdp",) if spec.rdp_curve is not None else ())
     if not (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
             and domain.length >= STRUCTURED_FROM_BITS and isinstance(getattr(inner, "input_metric", None),
                                                                        DiscreteDistance)):
@@ -368,6 +378,7 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
         worst = worst_pair(structure, domain)
         out = privacy_findings(spec, inner, {}, params, worst=worst)
         out |= distance_findings(spec, inner, {}, params, worst=worst)
+        out |= rdp_findings(spec, params, lambda a, prec: renyi_worst(structure, domain, a, prec))
         out["randomness.through_primitives"] = Finding(
             True, f"all randomness flows through vetdp's primitives: one symbolic run shows the output as a product "
             f"of {k} coordinates, each a function of its own input bit and its own draws, confirmed by "
@@ -450,6 +461,10 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
         elif "privacy.sound" not in c.out:
             c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
             c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
+        if spec.rdp_curve is not None and len(dists) >= 2:
+            pairs = pairs_within(spec, params, list(dists), 1)
+            c.run(("privacy.rdp",), lambda: rdp_findings(
+                spec, params, lambda a, prec: renyi_worst_of_laws(dists, a, prec, pairs)))
         c.out["errors.data_independent"] = data_independent_errors(dists)
         return
     c.run(("privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone"),
@@ -516,7 +531,13 @@ def _opaque(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunC
     def map_findings() -> dict[str, Finding]:
         out = opaque_findings(spec, m, params, inputs, cfg, beta=beta, audit=False)
         if "privacy.sound" in out and not out["privacy.sound"].skipped:  # an exact truth exists: the map's range
-            out.update(distance_findings(spec, m, reference_laws(spec, params, inputs, cfg.budget)[0], params))
+            reference = reference_laws(spec, params, inputs, cfg.budget)[0]
+            out.update(distance_findings(spec, m, reference, params))
+            if spec.rdp_curve is not None and len(reference) >= 2:
+                pairs = pairs_within(spec, params, list(reference), 1)
+                out.update(_with_note(rdp_findings(spec, params, lambda a, prec: renyi_worst_of_laws(
+                    reference, a, prec, pairs)), "against the law opaque code should have (its own is not "
+                    "observable)"))
         return out
 
     c.run(("privacy.sound", "privacy.tight"), map_findings)

@@ -84,6 +84,10 @@ class MeasurementSpec:
     # None. ``dists`` (frozen input -> the code's exact law) lets a family be matched by one parameter read from the
     # code, e.g. a flip probability rounded otherwise than ours (whether it honours ε is privacy.sound's question)
     admissible_laws: tuple[tuple[str, Callable[[Params, dict], Callable[[Any], dict] | None]], ...] = ()
+    # the RDP curve an accountant composes with for these parameters, α -> ε̂(α) (e.g. vetdp.accounting's curve of
+    # the ideal law, certified upward); privacy.rdp decides it against the code's exact worst Rényi divergence
+    # at RDP_ORDERS. None: no RDP claim to check
+    rdp_curve: Callable[[Params], Callable[[float], float]] | None = None
     # the input metric's distance between two inputs; None: the discrete distance (0 if equal, else 1)
     distance: Callable[[Params, Any, Any], int] | None = None
     max_d_in: int = 3  # the map is checked at every d_in in 0..max_d_in (sound or refused, and monotone)

@@ -48,8 +48,8 @@ from vetdp.sampling.sources import BranchingSource, use_source
 
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
-           "PLD", "coordinate_pld", "convolve", "privacy_loss_distribution", "delta_at_ratio", "pair_classes",
-           "worst_delta"]
+           "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
+           "privacy_loss_distribution", "delta_at_ratio", "pair_classes", "worst_delta"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
 
@@ -487,22 +487,25 @@ def renyi_moment_bracket(p: dict[Any, Fraction], q: dict[Any, Fraction], alpha: 
 
     lo = hi = Fraction(0)
     u = alpha - 1
+    groups: dict[tuple[Fraction, Fraction], int] = {}  # a law of many equal probabilities has few distinct terms
     for y, py in p.items():
         if py == 0:
             continue
         qy = q.get(y, Fraction(0))
         if qy == 0:
             return None, None
-        ratio = py / qy
+        groups[(py, qy)] = groups.get((py, qy), 0) + 1
+    for (py, qy), count in groups.items():
+        ratio, mass = py / qy, py * count
         if u.denominator == 1:
-            term = py * ratio ** u.numerator
+            term = mass * ratio ** u.numerator
             lo, hi = lo + term, hi + term
         elif ratio == 1:
-            lo, hi = lo + py, hi + py
+            lo, hi = lo + mass, hi + mass
         else:
             l_lo, l_hi = ln_bracket(ratio, prec)
-            lo += py * exp_bracket(u * l_lo, prec)[0]
-            hi += py * exp_bracket(u * l_hi, prec)[1]
+            lo += mass * exp_bracket(u * l_lo, prec)[0]
+            hi += mass * exp_bracket(u * l_hi, prec)[1]
     return lo, hi
 
 
@@ -569,19 +572,49 @@ def renyi_worst(structure: ProductStructure, domain: BitVectorDomain, alpha: Any
     return RenyiWorst(a, lower, upper, x, x2, prec)
 
 
-def decide_renyi(structure: ProductStructure, domain: BitVectorDomain, alpha: Any, claim: float) -> Any:
-    """Whether an RDP claim ε̂(α) = ``claim`` bounds the worst D_α over ``domain``: a
-    :class:`vetdp.engine.divergence.Comparison` (sound, unsound, or undecided at the precision limit).
-    A non-integer α is refined by doubling the moment precision until decided (up to 4096 bits)."""
+def renyi_worst_of_laws(dists: dict[Any, dict[Any, Fraction]], alpha: Any, prec: int = 256,
+                        pairs: list[tuple[Any, Any]] | None = None) -> RenyiWorst:
+    """The worst Rényi divergence D_α(P_x‖P_x') over ``pairs`` of enumerated laws (None: every ordered pair of
+    distinct inputs), enclosed as :func:`renyi_worst` encloses it for a product: exact for an integer α.
+    Preconditions: α a number in (1, inf); at least two laws (or one pair)."""
+    a = _alpha(alpha)
+    keys = list(dists)
+    chosen = pairs if pairs is not None else [(x, xp) for x in keys for xp in keys if x != xp]
+    if not chosen:
+        raise ValueError("renyi_worst_of_laws needs at least one pair of inputs")
+    lower: Factor = Fraction(0)
+    upper: Factor = Fraction(0)
+    witness = chosen[0]
+    for x, xp in chosen:
+        lo, hi = renyi_moment_bracket(dists[x], dists[xp], a, prec)
+        if lo is None:
+            return RenyiWorst(a, None, None, x, xp, prec)
+        if lo > lower:
+            lower, witness = lo, (x, xp)
+        upper = max(upper, hi)
+    return RenyiWorst(a, lower, upper, witness[0], witness[1], prec)
+
+
+def decide_renyi_claim(worst_at: Callable[[Fraction, int], RenyiWorst], alpha: Any, claim: float) -> Any:
+    """Whether ``claim`` bounds the worst D_α that ``worst_at(α, prec)`` encloses: a
+    :class:`vetdp.engine.divergence.Comparison`. A non-integer α is refined by doubling the moment precision
+    until decided (up to 4096 bits)."""
     from vetdp.engine.divergence import Verdict, compare_claim
 
+    a = _alpha(alpha)
     prec = 128
     while True:
-        worst = renyi_worst(structure, domain, alpha, prec)
+        worst = worst_at(a, prec)
         cmp = compare_claim(claim, worst.truth(), max_prec=max(prec, 1024))
         if cmp.verdict is not Verdict.UNDECIDED or worst.exact or prec >= 4096:
-            return cmp
+            return cmp, worst
         prec *= 2
+
+
+def decide_renyi(structure: ProductStructure, domain: BitVectorDomain, alpha: Any, claim: float) -> Any:
+    """Whether an RDP claim ε̂(α) = ``claim`` bounds the worst D_α over ``domain``: a
+    :class:`vetdp.engine.divergence.Comparison` (sound, unsound, or undecided at the precision limit)."""
+    return decide_renyi_claim(lambda a, prec: renyi_worst(structure, domain, a, prec), alpha, claim)[0]
 
 
 # ------------------------------------------------------------------ privacy-loss distributions of a product
