@@ -448,3 +448,23 @@ def test_infinite_renyi_and_delta_for_a_coordinate_that_never_flips():
     assert worst.lower is None and worst.truth() is None
     assert decide_renyi(structure, domain, 2, 1e300).verdict is Verdict.UNSOUND
     assert worst_delta(structure, domain, 50.0)(64)[0] > 0  # the impossible output's mass is δ at any ε
+
+
+def _branching_on_bits(bits):
+    # branches on each input bit (bool(b) on a symbolic bit is not representable) and draws two coins per bit
+    out = []
+    for b in bits:
+        flip = sample_bernoulli_float(0.5) & sample_bernoulli_float(0.5)
+        out.append(True ^ flip if bool(b) else flip)
+    return tuple(out)
+
+
+def test_code_branching_on_its_bits_has_its_structure_established_input_by_input():
+    with pytest.raises(NotStructured, match="control flow"):
+        discover_product_structure(_branching_on_bits, 4)
+    for x in [(False, True, True, False), (True, True, True, True)]:
+        structure = discover_product_structure(_branching_on_bits, 4, at=x)
+        law = enumerate_law(_branching_on_bits, x)  # 4^4 paths for 2^4 outputs
+        assert law.complete
+        product = {y: structure.law_of(x, y) for y in itertools.product((False, True), repeat=4)}
+        assert {y: p for y, p in product.items() if p} == law.dist

@@ -222,6 +222,8 @@ SOUND = [
     (BV, unseen_bitvec.coins_from_geometric_buffer, BV3),  # the search: test_geometric_buffer_coins_searched
     (BV, unseen_bitvec.map_by_log_and_log1p, None),
     (BV, unseen_bitvec.flip_by_coin_of_f_and_fair_coin, _bv(2, 1, 3 * SUBNORMAL)),
+    # 4^k paths for 2^k outputs: the first input enumerated, the others from the structure it confirms
+    (BV, unseen_bitvec.flip_by_coin_of_f_and_fair_coin, _bv(8, 3, 0.5, True)),
     (BV, unseen_bitvec.map_constant_beyond_distance_one, None),
     (BOOL, unseen_other.bool_coin_from_bytes, None),
     (BOOL, unseen_other.bool_coin_from_geometric_buffer, None),
@@ -233,7 +235,7 @@ SOUND = [
 
 
 def _sound_id(row) -> str:
-    return row[1].__name__ + ("" if row[2] is None else "-pinned")
+    return row[1].__name__ + ("" if row[2] is None else f"-pinned-k{row[2].get('k', '')}")
 
 
 

@@ -147,6 +147,8 @@ def _never_reported(spec) -> set[str]:
     skip = {"construct", "engine", "audit.distribution"}
     if getattr(spec, "constant_time_param", None) is None:
         skip.add("timing.constant_bytes")
+    if getattr(spec, "rdp_curve", None) is None:
+        skip.add("privacy.rdp")
     if isinstance(spec, EstimatorSpec):
         try:
             claims = spec.claims(spec.examples[0]) if spec.examples else {}

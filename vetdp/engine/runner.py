@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
+import math
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -266,6 +268,7 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
 
     budget_hit: list[str] = []
     laws: dict[Any, Law] = {}
+    product: list = []  # the product structure of a bit vector too costly to enumerate path by path, once sought
     # each input's share of the clause budget: enumeration stops in time with a stated residual
     share = None if cfg.clause_seconds is None else 0.9 * cfg.clause_seconds / max(1, len(inputs))
 
@@ -280,7 +283,17 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
                     seconds = None if end is None else max(share / 10, (end - time.monotonic()) / (len(inputs) - i))
                     # the unguarded measurement: the enumerator records sys.exit as an outcome itself, and
                     # an extra wrapper frame would hide rejection loops from its state fingerprints
-                    law = enumerate_law(m.inner, x, budget=cfg.budget, seconds=seconds)
+                    law = None if not product else _product_law(m, x, product)
+                    if law is None:
+                        law = enumerate_law(m.inner, x, budget=cfg.budget, seconds=seconds)
+                        if not product and (law.paths > PRODUCT_FROM_PATHS or not law.complete):
+                            # many paths per input (several coins per bit: 4^k): seek the product structure, and
+                            # use it for the other inputs if it gives this input's enumerated law exactly
+                            by_product = _product_law(m, x, product)
+                            if by_product is not None and law.complete and by_product.dist != law.dist:
+                                product[0] = None
+                            elif by_product is not None and not law.complete:
+                                law = by_product
                     if key in laws and (laws[key].dist, laws[key].residual) != (law.dist, law.residual) \
                             and law.complete and laws[key].complete and not container:
                         container.append(Finding(
@@ -311,6 +324,13 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             det = Finding(False, "the function draws randomness outside vetdp's primitives ("
                           + ", ".join(foreign) + "), so exact enumeration does not apply",
                           witness={"sources": foreign})
+        elif product and product[0] is not None:
+            how = ("for each input, one run with symbolic draws shows" if product[0] is _PER_INPUT else
+                   "one symbolic run shows")
+            det = Finding(True, f"all randomness flows through vetdp's primitives: {how} the output as a product of "
+                          "coordinates, each a function of its own input bit and its own draws, confirmed by 32 "
+                          "concrete replays; the laws of the inputs after the first (enumerated path by path and "
+                          "equal to the product) are products of the coordinates' laws")
         else:
             # at t in the tens of thousands one input's law costs seconds: the replay check takes the first only
             again = inputs[:1] if max((len(k.dist) for k in laws.values()), default=0) >= CLASSES_FROM_OUTPUTS \
@@ -336,6 +356,45 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
         c.run(("timing.constant_bytes",),
               lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
     return c.out
+
+
+PRODUCT_FROM_PATHS = 4096  # an input enumerated with more paths: the other inputs' laws from the product structure
+_PER_INPUT = "per input"  # the code shows its product structure only with its input bits fixed
+
+
+def _product_law(m: Any, x: Any, found: list) -> Law | None:
+    """The exact law of bit vector ``x`` from the product structure its code shows (:mod:`vetdp.engine.structure`),
+    for code whose paths are too many to enumerate one by one (e.g. several coins per bit: 4^k paths for 2^k
+    outputs); None when it is not a bit-vector measurement under the discrete metric or shows no such structure.
+    ``found`` caches the structure (or None) for the parameter set."""
+    inner = getattr(m, "inner", m)
+    function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
+    if not (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
+            and isinstance(getattr(inner, "input_metric", None), DiscreteDistance)):
+        return None
+    if not found:  # the structure over symbolic input bits, else (code branching on its bits) input by input
+        try:
+            found.append(discover_product_structure(function, domain.length))
+        except NotStructured:
+            found.append(_PER_INPUT)
+    structure = found[0]
+    if structure is _PER_INPUT:
+        try:
+            structure = discover_product_structure(function, domain.length, at=x)
+        except NotStructured:
+            found[0] = None
+            return None
+    if structure is None or len(x) != structure.length:
+        return None
+    coordinates = sorted(structure.coordinates, key=lambda c: c.index)
+    laws = [list(c.laws[tuple(bool(x[i]) for i in c.inputs)].items()) for c in coordinates]
+    dist: dict[Any, Fraction] = {}
+    for combo in itertools.product(*laws):
+        p = math.prod((q for _, q in combo), start=Fraction(1))
+        if p:
+            y = freeze(tuple(v for v, _ in combo))
+            dist[y] = dist.get(y, Fraction(0)) + p
+    return Law(dist, Fraction(0), paths=0, complete=True, stop_reason="complete")
 
 
 STRUCTURED_FROM_BITS = 13  # longer bit vectors: 2^k paths per input are too many to enumerate one by one

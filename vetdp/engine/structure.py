@@ -34,10 +34,10 @@ that rational, compared with a claim by interval arithmetic
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import math
 import operator
-import random
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -287,19 +287,22 @@ def _replay(fn: Callable[[Any], Any], x: tuple[bool, ...], choices: list[int], d
 
 
 def discover_product_structure(function: Callable[[Any], Any], length: int, *, replays: int = 32,
-                               seed: int = 0) -> ProductStructure:
+                               seed: int = 0, at: Any = None) -> ProductStructure:
     """Run ``function`` once symbolically on ``length`` input bits and establish its product structure.
 
     ``function`` is the mechanism's function *after* its domain check (``Measurement.function``).
+    ``at``: one concrete input instead of symbolic bits (code that branches on its input bits, e.g.
+    ``bool(b)``): only the draws are symbolic, every coordinate's law is that input's, and the
+    replays use that input.
     Raises :class:`NotStructured` when the run shows no product structure, foreign randomness is
     used, or a concrete replay disagrees with the symbolic prediction.
     """
     registry = _Registry()
-    inputs = [registry.new("input", (False, True), None) for _ in range(length)]
+    inputs = [registry.new("input", (False, True), None) for _ in range(length)] if at is None else []
     source = _SymbolicSource(registry)
     with watch_foreign_randomness(function, scan_heap=False) as foreign, use_source(source):
         try:
-            result = function(tuple(Sym.of_var(registry, v) for v in inputs))
+            result = function(tuple(Sym.of_var(registry, v) for v in inputs) if at is None else at)
         except NotStructured:
             raise
         except Exception as e:  # noqa: BLE001 - any failure on symbolic values means: not established
@@ -319,13 +322,18 @@ def discover_product_structure(function: Callable[[Any], Any], length: int, *, r
                 raise NotStructured(f"output coordinates {owner[d]} and {c.index} read the same draw")
             owner[d] = c.index
     draws = source.draws
-    rng = random.Random(seed)
+    counter = itertools.count()
+
+    def pick(n: int) -> int:  # a seeded test plan from SHA-256, not a random.Random (the caller may be watching those)
+        digest = hashlib.sha256(f"{seed}/{next(counter)}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") % n
+
     plans = [([0] * length, [0] * len(draws)), ([1] * length, [len(d.values) - 1 for d in draws])]
-    plans += [([rng.randrange(2) for _ in range(length)], [rng.randrange(len(d.values)) for d in draws])
+    plans += [([pick(2) for _ in range(length)], [pick(len(d.values)) for d in draws])
               for _ in range(max(0, replays - 2))]
     for bits, choices in plans:
-        x = tuple(bool(b) for b in bits)
-        env = {v.index: b for v, b in zip(inputs, bits, strict=True)}
+        x = tuple(bool(b) for b in bits) if at is None else at
+        env = {v.index: b for v, b in zip(inputs, bits, strict=True)} if at is None else {}
         env |= {d.index: k for d, k in zip(draws, choices, strict=True)}
         predicted = [o.at(env) if isinstance(o, Sym) else o for o in outputs]
         actual = _replay(function, x, choices, draws)
