@@ -18,6 +18,7 @@ from fractions import Fraction
 from hypothesis import strategies as st
 
 from vetdp.accounting.curves import RRFamily
+from vetdp.accounting.pld import one_run_delta
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
 from vetdp.impl.k_rappor import K_RAPPOR_FLIP_PROBABILITY, k_rappor_flip_probability
@@ -68,11 +69,11 @@ def real_flip(p) -> tuple[Fraction, Fraction]:
     return K_RAPPOR_FLIP_PROBABILITY.enclose({"epsilon": p["epsilon"], "k": p["m"]})
 
 
-def rdp_curve(p):
-    """The RDP curve of k-RAPPOR at the real q = 1/(1 + e^(ε/2m)) (log-ratio ε/2m per bit, the worst pair differing
-    in min(2m, k) bits), certified upward: any q at least the real one has a smaller curve."""
-    return RRFamily(2, min(2 * p["m"], p["k"]), epsilon=Fraction(p["epsilon"]), divisor=2 * p["m"],
-                    name="k-rappor").rdp_upper
+def accountant_family(p) -> RRFamily:
+    """k-RAPPOR's worst pair at the real q = 1/(1 + e^(ε/2m)) (log-ratio ε/2m per bit, the pair differing in
+    min(2m, k) bits): its RDP curve and PLD, certified upward, are what an accountant composes with; any q at
+    least the real one has smaller ones."""
+    return RRFamily(2, min(2 * p["m"], p["k"]), epsilon=Fraction(p["epsilon"]), divisor=2 * p["m"], name="k-rappor")
 
 
 def edges(p) -> list[str]:
@@ -129,7 +130,8 @@ SPECS = [
         constant_time_param="constant_time",
         describe="k-RAPPOR parameterised by epsilon",
         law=law,
-        rdp_curve=rdp_curve,
+        rdp_curve=lambda p: accountant_family(p).rdp_upper,
+        delta_curve=lambda p: one_run_delta(accountant_family(p)),
         admissible_laws=(("the law with another rounding of q (every bit flipped with one probability within "
                           "2**-30 of the real 1/(1 + e^(ε/2m)))", flip_family(real_flip)),),
         outside_kind=outside_kind,

@@ -25,7 +25,8 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
-from vetdp.accounting.curves import randomized_response_curve
+from vetdp.accounting.curves import RRFamily, randomized_response_curve
+from vetdp.accounting.pld import one_run_delta
 from vetdp.engine.spec import (
     BadParams,
     EstimatorSpec,
@@ -200,6 +201,12 @@ def outside(p):
     return [0, None, b"c0", 1.5, np.array(c), np.array([c]), [c], (c,), np.bytes_(b"c0")]
 
 
+def accountant_family(p) -> RRFamily:
+    """t-ary randomized response at the keep probability given (the worst pair: any two categories): its RDP
+    curve and PLD are what an accountant composes with (privacy.rdp, privacy.pld check them against the code)."""
+    return randomized_response_curve(prob=p["prob"], categories=len(p["categories"]))
+
+
 def _bad(id_, error, names=("prob",), **kw):
     return BadParams(id_, {"categories": ["a", "b", "c"], "prob": 0.5, **kw}, error, names)
 
@@ -244,7 +251,8 @@ MEASUREMENT = MeasurementSpec(
     outside=outside,
     describe="categorical randomized response",
     law=law,
-    rdp_curve=lambda p: randomized_response_curve(prob=p["prob"], categories=len(p["categories"])).rdp_upper,
+    rdp_curve=lambda p: accountant_family(p).rdp_upper,
+    delta_curve=lambda p: one_run_delta(accountant_family(p)),
     max_d_in=3,
     edges=edges,
 )

@@ -29,6 +29,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from vetdp.accounting.curves import RRFamily
+from vetdp.accounting.pld import one_run_delta
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import (
     BadParams,
@@ -202,12 +203,13 @@ def _half_f(p) -> tuple[Fraction, Fraction]:
     return half, half
 
 
-def rdp_curve(p):
-    """The RDP curve ε̂(α) of the seeds' law (every bit flipped with probability exactly f/2, the worst pair
-    differing in min(2m, k) bits), certified upward: what an accountant composes with. A flip probability
-    rounded up from f/2 (vetdp's) has a smaller curve; one rounded down does not."""
+def accountant_family(p) -> RRFamily:
+    """The worst pair of the seeds' law (every bit flipped with probability exactly f/2, the pair differing in
+    min(2m, k) bits): the family whose RDP curve and PLD an accountant composes with (privacy.rdp, privacy.pld
+    check them, certified upward, against the code). A flip probability rounded up from f/2 (vetdp's) has
+    smaller ones; one rounded down does not."""
     f = Fraction(p["f"])
-    return RRFamily(2, min(2 * p["m"], p["k"]), ratio=(2 - f) / f, name="rappor").rdp_upper
+    return RRFamily(2, min(2 * p["m"], p["k"]), ratio=(2 - f) / f, name="rappor")
 
 
 def edges(p) -> list[str]:
@@ -329,7 +331,8 @@ MEASUREMENT = MeasurementSpec(
     law=law,
     admissible_laws=(("the law with another rounding of the flip probability f/2 (every bit flipped with one "
                       "probability within 2**-30 of f/2, or the exact f/2 of the seeds)", flip_family(_half_f)),),
-    rdp_curve=rdp_curve,
+    rdp_curve=lambda p: accountant_family(p).rdp_upper,
+    delta_curve=lambda p: one_run_delta(accountant_family(p)),
     outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,

@@ -16,6 +16,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from vetdp.accounting.curves import randomized_response_curve
+from vetdp.accounting.pld import one_run_delta
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
 
 P_MAX = math.nextafter(1.0, 0.0)
@@ -90,6 +91,7 @@ SPECS = [
         describe="binary randomized response",
         law=law,
         rdp_curve=lambda p: randomized_response_curve(prob=p["prob"], categories=2).rdp_upper,
+        delta_curve=lambda p: one_run_delta(randomized_response_curve(prob=p["prob"], categories=2)),
         max_d_in=3,
         edges=edges,
     )

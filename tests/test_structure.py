@@ -468,3 +468,21 @@ def test_code_branching_on_its_bits_has_its_structure_established_input_by_input
         assert law.complete
         product = {y: structure.law_of(x, y) for y in itertools.product((False, True), repeat=4)}
         assert {y: p for y, p in product.items() if p} == law.dist
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.3, 1.1])
+def test_worst_delta_of_laws_groups_equal_terms_without_changing_the_value(eps):
+    from vetdp.engine.divergence import hockey_stick_delta
+    from vetdp.engine.structure import worst_delta_of_laws
+
+    m = make_randomized_response_bitvec(bitvector_domain(max_weight=2, length=3), discrete_distance(), 0.5)
+    xs = [x for x in itertools.product((False, True), repeat=3) if sum(x) <= 2]
+    dists = {x: enumerate_law(m, x).dist for x in xs}
+    got = worst_delta_of_laws(dists, eps)(128)
+    if eps == 0:  # e^0 = 1 exactly: the total variation distance, exact
+        tv = max(sum(max(Fraction(0), p - dists[xp].get(y, Fraction(0))) for y, p in dists[x].items())
+                 for x in xs for xp in xs if x != xp)
+        assert got == (tv, tv)
+        return
+    each = [hockey_stick_delta(dists[x], dists[xp], eps)(128) for x in xs for xp in xs if x != xp]
+    assert got == (max(lo for lo, _ in each), max(hi for _, hi in each))

@@ -136,19 +136,26 @@ def test_an_even_worst_case_loss_can_hide_an_rdp_violation():
     assert rdp.witness["true_lo"] > rdp.witness["claimed"]
 
 
-def test_an_accountant_that_counts_m_differing_bits_instead_of_2m_fails_privacy_rdp_on_the_real_code():
-    # the clause ties the accounting curve to the code: a curve for min(m, k) differing bits is too small
+def test_an_accountant_that_counts_m_differing_bits_instead_of_2m_fails_privacy_rdp_and_pld_on_the_real_code():
+    # the clauses tie the accounting curves to the code: curves for min(m, k) differing bits are too small
     from vetdp.accounting.curves import bit_flip_curve
+    from vetdp.accounting.pld import one_run_delta
 
     spec = find_spec(BV)
-    wrong = dataclasses.replace(spec, rdp_curve=lambda p: bit_flip_curve(flip_probability(p["f"]),
-                                                                         min(p["m"], p["k"])).rdp_upper)
+
+    def too_few(p):
+        return bit_flip_curve(flip_probability(p["f"]), min(p["m"], p["k"]))
+
+    wrong = dataclasses.replace(spec, rdp_curve=lambda p: too_few(p).rdp_upper,
+                                delta_curve=lambda p: one_run_delta(too_few(p)))
     for params in (_bv(4, 2, 0.5), _bv(128, 8, 0.5)):  # enumerated laws; the product structure at 128 bits
         results = {r.check: r for r in check_measurement_spec(wrong, cfg=CHECK, only_params=params)}
-        assert results["privacy.rdp"].status is Status.FAIL, (params, results["privacy.rdp"].message)
+        for clause in ("privacy.rdp", "privacy.pld"):
+            assert results[clause].status is Status.FAIL, (params, clause, results[clause].message)
         assert results["privacy.sound"].status is Status.PASS
         right = {r.check: r for r in check_measurement_spec(spec, cfg=CHECK, only_params=params)}
-        assert right["privacy.rdp"].status is Status.PASS, (params, right["privacy.rdp"].message)
+        for clause in ("privacy.rdp", "privacy.pld"):
+            assert right[clause].status is Status.PASS, (params, clause, right[clause].message)
 
 
 # The search itself must reach the bugs the old strategies never produced: no pinned parameters here.

@@ -149,6 +149,8 @@ def _never_reported(spec) -> set[str]:
         skip.add("timing.constant_bytes")
     if getattr(spec, "rdp_curve", None) is None:
         skip.add("privacy.rdp")
+    if getattr(spec, "delta_curve", None) is None:
+        skip.add("privacy.pld")
     if isinstance(spec, EstimatorSpec):
         try:
             claims = spec.claims(spec.examples[0]) if spec.examples else {}

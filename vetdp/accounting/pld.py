@@ -46,7 +46,7 @@ from vetdp.accounting.curves import RRFamily, iv_endpoints, iv_precision
 from vetdp.arith.rounding import round_down, round_up
 from vetdp.core.validation import check_float, check_int, check_interval
 
-__all__ = ["ExactPLD", "EpsilonAtDelta", "check_delta", "certified_epsilon_search"]
+__all__ = ["ExactPLD", "EpsilonAtDelta", "check_delta", "certified_epsilon_search", "one_run_delta"]
 
 _IV_PREC = 160
 
@@ -549,3 +549,15 @@ def certified_epsilon_search(delta: Any, delta_bounds: Any, top: float, target: 
     while lower > 0 and delta_bounds(lower)[0] <= target:
         lower, step = max(0.0, lower - step), 2 * step
     return EpsilonAtDelta(epsilon=hi, epsilon_lower=lower, delta=target, delta_certified=cert)
+
+
+def one_run_delta(family: RRFamily) -> Any:
+    """ε -> δ̂(ε), a certified upper bound on one run's δ(ε) (the exact PLD's :meth:`ExactPLD.delta_bounds`): the
+    curve an accountant composes with, which the engine's ``privacy.pld`` clause checks against the real code."""
+    pld = ExactPLD(family, 1)
+
+    def delta(epsilon: float) -> float:
+        return pld.delta_bounds(epsilon)[1]
+
+    return delta
+

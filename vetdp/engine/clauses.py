@@ -233,6 +233,40 @@ def rdp_findings(spec: MeasurementSpec, params: dict, worst_at: Callable[[Fracti
                                    claimed=curve(float(alpha)), true=hi, slack=slack)}
 
 
+def pld_findings(spec: MeasurementSpec, m: Any, params: dict,
+                 worst_at: Callable[[Fraction], Callable[[int], tuple[Fraction, Fraction]]]) -> dict[str, Finding]:
+    """``privacy.pld``: the spec's claimed δ̂(ε) >= the exact worst δ(ε) = max Σ_y max(0, P − e^ε Q) of the code at
+    ε = 0, map(1)/4 and map(1)/2; ``worst_at(ε)`` encloses it (over the enumerated laws or a product structure).
+    Skipped when map(1) is not a finite positive float (privacy.sound reports that)."""
+    if spec.delta_curve is None:
+        return {}
+    claim_eps, bad = _claim_of(m, 1)
+    if bad is not None or not 0 < claim_eps < math.inf:
+        return {"privacy.pld": Finding(True, "not checked: map(1) is not a finite positive ε", skipped=True)}
+    curve = spec.delta_curve(params)
+    worst_slack: tuple[float, float] | None = None
+    for eps in (0.0, claim_eps / 4, claim_eps / 2):
+        claim = curve(eps)
+        cmp = compare_claim(claim, worst_at(Fraction(eps)))
+        witness = {"epsilon": eps, "claimed_delta": claim, "true_lo": float(cmp.truth_lo),
+                   "true_hi": float(cmp.truth_hi)}
+        if cmp.verdict is Verdict.UNSOUND:
+            return {"privacy.pld": Finding(False, f"the claimed δ̂({eps!r}) = {claim!r} is below the exact worst "
+                                           f"δ = {float(cmp.truth_lo)!r}", claimed=claim, true=float(cmp.truth_lo),
+                                           witness=witness)}
+        if cmp.verdict is Verdict.UNDECIDED:
+            return {"privacy.pld": Finding(False, f"undecided: δ̂({eps!r}) = {claim!r} lies in the exact worst δ's "
+                                           f"enclosure [{float(cmp.truth_lo)!r}, {float(cmp.truth_hi)!r}]",
+                                           undecided=True, witness=witness)}
+        slack = claim - float(cmp.truth_hi)
+        if worst_slack is None or slack < worst_slack[0]:
+            worst_slack = (slack, eps)
+    assert worst_slack is not None
+    return {"privacy.pld": Finding(True, f"claimed δ̂(ε) >= the exact worst δ(ε) at ε = 0, map(1)/4, map(1)/2 "
+                                   f"(smallest slack {worst_slack[0]:.3g} at ε = {worst_slack[1]:.6g})",
+                                   slack=worst_slack[0])}
+
+
 def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
                       worst: Any = None) -> dict[str, Finding]:
     """``privacy.distance`` (map(d) sound at every other d in 0..max_d_in, or refused for d >= 2 by

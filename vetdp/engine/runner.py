@@ -65,6 +65,7 @@ from vetdp.engine.clauses import (
     law_with_residual,
     outside_findings,
     pairs_within,
+    pld_findings,
     privacy_findings,
     privacy_with_residual,
     rdp_findings,
@@ -82,6 +83,8 @@ from vetdp.engine.structure import (
     discover_product_structure,
     renyi_worst,
     renyi_worst_of_laws,
+    worst_delta,
+    worst_delta_of_laws,
     worst_pair,
 )
 from vetdp.engine.symmetry import NotSymmetric, class_law, coverage, worst_over
@@ -93,7 +96,7 @@ __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evalu
 # Every clause name a measurement spec's run can report (besides precondition[<id>] rows), for -k selection.
 MEASUREMENT_CLAUSES = (
     "construct", "engine", "function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
-    "privacy.rdp",
+    "privacy.rdp", "privacy.pld",
     "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives", "timing.constant_bytes",
     "audit.distribution", "search.coverage",
 )
@@ -411,7 +414,8 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
     exact = ("function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
              "errors.data_independent", "randomness.through_primitives") + (
-        ("privacy.rdp",) if spec.rdp_curve is not None else ())
+        ("privacy.rdp",) if spec.rdp_curve is not None else ()) + (
+        ("privacy.pld",) if spec.delta_curve is not None else ())
     if not (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
             and domain.length >= STRUCTURED_FROM_BITS and isinstance(getattr(inner, "input_metric", None),
                                                                        DiscreteDistance)):
@@ -438,6 +442,7 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
         out = privacy_findings(spec, inner, {}, params, worst=worst)
         out |= distance_findings(spec, inner, {}, params, worst=worst)
         out |= rdp_findings(spec, params, lambda a, prec: renyi_worst(structure, domain, a, prec))
+        out |= pld_findings(spec, inner, params, lambda eps: worst_delta(structure, domain, eps))
         out["randomness.through_primitives"] = Finding(
             True, f"all randomness flows through vetdp's primitives: one symbolic run shows the output as a product "
             f"of {k} coordinates, each a function of its own input bit and its own draws, confirmed by "
@@ -520,10 +525,12 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
         elif "privacy.sound" not in c.out:
             c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
             c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
-        if spec.rdp_curve is not None and len(dists) >= 2:
+        if (spec.rdp_curve is not None or spec.delta_curve is not None) and len(dists) >= 2:
             pairs = pairs_within(spec, params, list(dists), 1)
             c.run(("privacy.rdp",), lambda: rdp_findings(
                 spec, params, lambda a, prec: renyi_worst_of_laws(dists, a, prec, pairs)))
+            c.run(("privacy.pld",), lambda: pld_findings(
+                spec, m, params, lambda eps: worst_delta_of_laws(dists, eps, pairs)))
         c.out["errors.data_independent"] = data_independent_errors(dists)
         return
     c.run(("privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone"),
@@ -592,11 +599,11 @@ def _opaque(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunC
         if "privacy.sound" in out and not out["privacy.sound"].skipped:  # an exact truth exists: the map's range
             reference = reference_laws(spec, params, inputs, cfg.budget)[0]
             out.update(distance_findings(spec, m, reference, params))
-            if spec.rdp_curve is not None and len(reference) >= 2:
+            if len(reference) >= 2:
                 pairs = pairs_within(spec, params, list(reference), 1)
                 out.update(_with_note(rdp_findings(spec, params, lambda a, prec: renyi_worst_of_laws(
-                    reference, a, prec, pairs)), "against the law opaque code should have (its own is not "
-                    "observable)"))
+                    reference, a, prec, pairs)) | pld_findings(spec, m, params, lambda eps: worst_delta_of_laws(
+                        reference, eps, pairs)), "against the law opaque code should have (its own is not observable)"))
         return out
 
     c.run(("privacy.sound", "privacy.tight"), map_findings)

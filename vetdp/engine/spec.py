@@ -88,6 +88,10 @@ class MeasurementSpec:
     # the ideal law, certified upward); privacy.rdp decides it against the code's exact worst Rényi divergence
     # at RDP_ORDERS. None: no RDP claim to check
     rdp_curve: Callable[[Params], Callable[[float], float]] | None = None
+    # the approximate-DP curve an accountant composes with for these parameters, ε -> δ̂(ε) for one run (e.g. the
+    # exact PLD of the ideal law, certified upward); privacy.pld decides it against the code's exact worst
+    # hockey-stick divergence at ε = 0, map(1)/4, map(1)/2. None: no such claim to check
+    delta_curve: Callable[[Params], Callable[[float], float]] | None = None
     # the input metric's distance between two inputs; None: the discrete distance (0 if equal, else 1)
     distance: Callable[[Params, Any, Any], int] | None = None
     max_d_in: int = 3  # the map is checked at every d_in in 0..max_d_in (sound or refused, and monotone)

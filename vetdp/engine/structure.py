@@ -49,7 +49,7 @@ from vetdp.sampling.sources import BranchingSource, use_source
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
-           "privacy_loss_distribution", "delta_at_ratio", "pair_classes", "worst_delta"]
+           "privacy_loss_distribution", "delta_at_ratio", "pair_classes", "worst_delta", "worst_delta_of_laws"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
 
@@ -741,3 +741,35 @@ def worst_delta(structure: ProductStructure, domain: BitVectorDomain, epsilon: f
         return (max(delta_at_ratio(p, e_hi) for p in plds), max(delta_at_ratio(p, e_lo) for p in plds))
 
     return enclose
+
+
+def worst_delta_of_laws(dists: dict[Any, dict[Any, Fraction]], epsilon: float,
+                        pairs: list[tuple[Any, Any]] | None = None) -> Callable[[int], tuple[Fraction, Fraction]]:
+    """An enclosure prec -> (lo, hi) of the worst δ(ε) = Σ_y max(0, P_x(y) − e^ε P_x'(y)) over ``pairs`` of
+    enumerated laws (None: every ordered pair of distinct inputs), as :func:`worst_delta` for a product. Outputs
+    of equal (P, Q) are summed once (a categorical law of many equal probabilities has few)."""
+    from vetdp.arith.rounding import exp_bracket
+
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not 0 <= epsilon < float("inf"):
+        raise ValueError(f"epsilon={epsilon!r} must be a finite number in [0, inf)")
+    keys = list(dists)
+    chosen = pairs if pairs is not None else [(x, xp) for x in keys for xp in keys if x != xp]
+    grouped = []
+    for x, xp in chosen:
+        counts: dict[tuple[Fraction, Fraction], int] = {}
+        for y, py in dists[x].items():
+            key = (py, dists[xp].get(y, Fraction(0)))
+            counts[key] = counts.get(key, 0) + 1
+        grouped.append(counts)
+    eps = Fraction(epsilon)
+
+    def delta(counts: dict[tuple[Fraction, Fraction], int], e: Fraction) -> Fraction:
+        return sum((n * (p - e * q) for (p, q), n in counts.items() if p > e * q), Fraction(0))
+
+    def enclose(prec: int) -> tuple[Fraction, Fraction]:
+        e_lo, e_hi = exp_bracket(eps, prec) if eps else (Fraction(1), Fraction(1))
+        return (max((delta(c, e_hi) for c in grouped), default=Fraction(0)),
+                max((delta(c, e_lo) for c in grouped), default=Fraction(0)))
+
+    return enclose
+
