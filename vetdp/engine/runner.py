@@ -81,6 +81,7 @@ from vetdp.engine.spec import MeasurementSpec
 from vetdp.engine.structure import (
     NotStructured,
     discover_product_structure,
+    pair_terms,
     renyi_worst,
     renyi_worst_of_laws,
     worst_delta,
@@ -526,11 +527,17 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
             c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
             c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
         if (spec.rdp_curve is not None or spec.delta_curve is not None) and len(dists) >= 2:
-            pairs = pairs_within(spec, params, list(dists), 1)
+            terms: list = []  # the pairs' joint probabilities, computed once for both clauses
+
+            def pair_terms_once() -> list:
+                if not terms:
+                    terms.extend(pair_terms(dists, pairs_within(spec, params, list(dists), 1)))
+                return terms
+
             c.run(("privacy.rdp",), lambda: rdp_findings(
-                spec, params, lambda a, prec: renyi_worst_of_laws(dists, a, prec, pairs)))
+                spec, params, lambda a, prec: renyi_worst_of_laws(None, a, prec, terms=pair_terms_once())))
             c.run(("privacy.pld",), lambda: pld_findings(
-                spec, m, params, lambda eps: worst_delta_of_laws(dists, eps, pairs)))
+                spec, m, params, lambda eps: worst_delta_of_laws(None, eps, terms=pair_terms_once())))
         c.out["errors.data_independent"] = data_independent_errors(dists)
         return
     c.run(("privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone"),

@@ -49,7 +49,8 @@ from vetdp.sampling.sources import BranchingSource, use_source
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
-           "privacy_loss_distribution", "delta_at_ratio", "pair_classes", "worst_delta", "worst_delta_of_laws"]
+           "privacy_loss_distribution", "delta_at_ratio", "pair_classes", "worst_delta", "worst_delta_of_laws",
+           "pair_terms"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
 
@@ -580,26 +581,67 @@ def renyi_worst(structure: ProductStructure, domain: BitVectorDomain, alpha: Any
     return RenyiWorst(a, lower, upper, x, x2, prec)
 
 
-def renyi_worst_of_laws(dists: dict[Any, dict[Any, Fraction]], alpha: Any, prec: int = 256,
-                        pairs: list[tuple[Any, Any]] | None = None) -> RenyiWorst:
-    """The worst Rényi divergence D_α(P_x‖P_x') over ``pairs`` of enumerated laws (None: every ordered pair of
-    distinct inputs), enclosed as :func:`renyi_worst` encloses it for a product: exact for an integer α.
-    Preconditions: α a number in (1, inf); at least two laws (or one pair)."""
-    a = _alpha(alpha)
+PairTerms = tuple[tuple[Fraction, Fraction, int], ...]  # (P(y), Q(y), how many outputs y share them)
+
+
+def pair_terms(dists: dict[Any, dict[Any, Fraction]], pairs: list[tuple[Any, Any]] | None = None
+               ) -> list[tuple[PairTerms, Any, Any]]:
+    """For each ordered pair of ``pairs`` (None: every ordered pair of distinct inputs): the distinct joint
+    probabilities (P_x(y), P_x'(y)) over outputs y with P_x(y) > 0, with their multiplicities, which determine every
+    divergence of P_x from P_x'. Pairs with the same terms are kept once (the first as the witness)."""
     keys = list(dists)
     chosen = pairs if pairs is not None else [(x, xp) for x in keys for xp in keys if x != xp]
     if not chosen:
-        raise ValueError("renyi_worst_of_laws needs at least one pair of inputs")
+        raise ValueError("pair_terms needs at least one pair of inputs")
+    seen: dict[PairTerms, tuple[Any, Any]] = {}
+    for x, xp in chosen:
+        counts: dict[tuple[Fraction, Fraction], int] = {}
+        q = dists[xp]
+        for y, py in dists[x].items():
+            if py:
+                key = (py, q.get(y, Fraction(0)))
+                counts[key] = counts.get(key, 0) + 1
+        seen.setdefault(tuple(sorted((p, r, n) for (p, r), n in counts.items())), (x, xp))
+    return [(terms, x, xp) for terms, (x, xp) in seen.items()]
+
+
+def renyi_worst_of_laws(dists: dict[Any, dict[Any, Fraction]] | None, alpha: Any, prec: int = 256,
+                        pairs: list[tuple[Any, Any]] | None = None,
+                        terms: list[tuple[PairTerms, Any, Any]] | None = None) -> RenyiWorst:
+    """The worst Rényi divergence D_α(P_x‖P_x') over ``pairs`` of enumerated laws (None: every ordered pair of
+    distinct inputs), enclosed as :func:`renyi_worst` encloses it for a product: exact for an integer α.
+    ``terms``: the pairs' :func:`pair_terms`, computed once for several orders (then ``dists`` is unused).
+    Preconditions: α a number in (1, inf); at least one pair."""
+    from vetdp.arith.rounding import exp_bracket, ln_bracket
+
+    a = _alpha(alpha)
+    u = a - 1
+    factors: dict[Fraction, tuple[Fraction, Fraction]] = {}  # ratio -> enclosure of ratio^(α−1), shared by pairs
+
+    def factor(ratio: Fraction) -> tuple[Fraction, Fraction]:
+        if ratio not in factors:
+            if u.denominator == 1 or ratio == 1:
+                exact = ratio ** u.numerator if u.denominator == 1 else Fraction(1)
+                factors[ratio] = (exact, exact)
+            else:
+                l_lo, l_hi = ln_bracket(ratio, prec)
+                factors[ratio] = (exp_bracket(u * l_lo, prec)[0], exp_bracket(u * l_hi, prec)[1])
+        return factors[ratio]
+
     lower: Factor = Fraction(0)
     upper: Factor = Fraction(0)
-    witness = chosen[0]
-    for x, xp in chosen:
-        lo, hi = renyi_moment_bracket(dists[x], dists[xp], a, prec)
-        if lo is None:
-            return RenyiWorst(a, None, None, x, xp, prec)
-        if lo > lower:
+    witness = None
+    for group, x, xp in (terms if terms is not None else pair_terms(dists or {}, pairs)):
+        lo = hi = Fraction(0)
+        for p, q, n in group:
+            if q == 0:
+                return RenyiWorst(a, None, None, x, xp, prec)
+            f_lo, f_hi = factor(p / q)
+            lo, hi = lo + n * p * f_lo, hi + n * p * f_hi
+        if witness is None or lo > lower:
             lower, witness = lo, (x, xp)
         upper = max(upper, hi)
+    assert witness is not None
     return RenyiWorst(a, lower, upper, witness[0], witness[1], prec)
 
 
@@ -743,33 +785,26 @@ def worst_delta(structure: ProductStructure, domain: BitVectorDomain, epsilon: f
     return enclose
 
 
-def worst_delta_of_laws(dists: dict[Any, dict[Any, Fraction]], epsilon: float,
-                        pairs: list[tuple[Any, Any]] | None = None) -> Callable[[int], tuple[Fraction, Fraction]]:
+def worst_delta_of_laws(dists: dict[Any, dict[Any, Fraction]] | None, epsilon: float,
+                        pairs: list[tuple[Any, Any]] | None = None,
+                        terms: list[tuple[PairTerms, Any, Any]] | None = None
+                        ) -> Callable[[int], tuple[Fraction, Fraction]]:
     """An enclosure prec -> (lo, hi) of the worst δ(ε) = Σ_y max(0, P_x(y) − e^ε P_x'(y)) over ``pairs`` of
-    enumerated laws (None: every ordered pair of distinct inputs), as :func:`worst_delta` for a product. Outputs
-    of equal (P, Q) are summed once (a categorical law of many equal probabilities has few)."""
+    enumerated laws (None: every ordered pair of distinct inputs), as :func:`worst_delta` for a product;
+    ``terms`` as for :func:`renyi_worst_of_laws`."""
     from vetdp.arith.rounding import exp_bracket
 
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not 0 <= epsilon < float("inf"):
         raise ValueError(f"epsilon={epsilon!r} must be a finite number in [0, inf)")
-    keys = list(dists)
-    chosen = pairs if pairs is not None else [(x, xp) for x in keys for xp in keys if x != xp]
-    grouped = []
-    for x, xp in chosen:
-        counts: dict[tuple[Fraction, Fraction], int] = {}
-        for y, py in dists[x].items():
-            key = (py, dists[xp].get(y, Fraction(0)))
-            counts[key] = counts.get(key, 0) + 1
-        grouped.append(counts)
+    groups = [group for group, _, _ in (terms if terms is not None else pair_terms(dists or {}, pairs))]
     eps = Fraction(epsilon)
 
-    def delta(counts: dict[tuple[Fraction, Fraction], int], e: Fraction) -> Fraction:
-        return sum((n * (p - e * q) for (p, q), n in counts.items() if p > e * q), Fraction(0))
+    def delta(group: PairTerms, e: Fraction) -> Fraction:
+        return sum((n * (p - e * q) for p, q, n in group if p > e * q), Fraction(0))
 
     def enclose(prec: int) -> tuple[Fraction, Fraction]:
         e_lo, e_hi = exp_bracket(eps, prec) if eps else (Fraction(1), Fraction(1))
-        return (max((delta(c, e_hi) for c in grouped), default=Fraction(0)),
-                max((delta(c, e_lo) for c in grouped), default=Fraction(0)))
+        return (max((delta(g, e_hi) for g in groups), default=Fraction(0)),
+                max((delta(g, e_lo) for g in groups), default=Fraction(0)))
 
     return enclose
-
