@@ -165,3 +165,17 @@ def test_one_bf_answer_does_not_depend_on_mpmaths_process_wide_precision(tmp_pat
             assert r.exit_code == 0, r.output
             docs.append(json.loads(out.read_text()))
     assert docs[0] == docs[1]
+
+
+def test_privacy_where_the_grid_laws_do_not_reach_delta_still_gives_the_certified_hockey_bracket(tmp_path):
+    # k = 6, m = 1000, p = 0.1 is on the seed's grid; the default grid laws do not reach δ there. The command used
+    # to stop with exit 2 ("raise --r-cap"), which does not help; the finer methods do not need the grid
+    from vetdp.buffling.bounds import certified_epsilon
+
+    out = tmp_path / "p.json"
+    r = run(["privacy", "--n-pub", "6", "--n-bit", "1000", "--flip-prob", "0.1", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    ref = certified_epsilon(6, 1000, 0.1, 1e-6)
+    assert doc["hockey"] == [ref.lower, ref.upper] and doc["hockey_method"].startswith("conditional")
+    assert doc["quantile"] is None and "no ε <= 700" in doc["quantile_not_computed"]

@@ -377,7 +377,7 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         if n_simu < 10:
             raise click.BadParameter(f"{n_simu} must be 0 (no simulation) or >= 10", param_hint="--simulate")
         _check_simulation("--simulate", n_pub, n_simu)
-    from vetdp.buffling.bounds import CHAIN_TARGET
+    from vetdp.buffling.bounds import CHAIN_TARGET, certified_epsilon
     from vetdp.buffling.category_chain import chain_epsilon
     from vetdp.buffling.logo_counts import conditional_epsilon, exact_epsilon, exact_is_cheap
 
@@ -385,10 +385,22 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
     half = flip_prob == 0.5  # every bit is a fair coin whatever the input: the output law does not depend on it
     with err.status("certified grid laws ...") if err.is_terminal else _nothing():
         dist = _run(lambda: many_bf_distribution(n_pub, n_bit, flip_prob, grid_bits=grid_bits, r_cap=r_cap))
-        e = _run(lambda: many_bf_epsilon(dist, delta))
+        try:
+            e, no_grid = many_bf_epsilon(dist, delta), ""
+        except ArithmeticError as why:  # this grid does not reach δ: the quantile rows need it, the hockey row not
+            e, no_grid = None, str(why)
     # the hockey-stick row, finer where it fits: exact enumeration of logo counts, else conditioning
-    hockey, hockey_method = (e.hockey_lower, e.hockey_upper), dist.method
-    if not half:
+    hockey, hockey_method = ((e.hockey_lower, e.hockey_upper) if e else (0.0, 0.0) if half else (math.inf, math.inf)
+                             ), dist.method
+    if e is None and not half:
+        with err.status("certified ε(δ), the grid laws not reaching δ ...") if err.is_terminal else _nothing():
+            b = _run(lambda: certified_epsilon(n_pub, n_bit, flip_prob, delta, grid_bits=grid_bits, r_cap=r_cap))
+        hockey_method = {"enumeration": f"exact enumeration of {b.work} logo counts",
+                         "conditional": f"conditional ({b.work} prefixes)",
+                         "coupling": f"grid laws with --r-cap raised ({b.work} cells)",
+                         "chain": f"category chains ({b.work} cells)"}.get(b.method, b.method)
+        hockey = (b.lower, b.upper)
+    elif not half:
         with err.status("exact / conditional ε(δ) ...") if err.is_terminal else _nothing():
             if exact_is_cheap(n_pub, n_bit):
                 x = _run(lambda: exact_epsilon(n_pub, n_bit, flip_prob, delta))
@@ -407,7 +419,7 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
     for col in ("statement", "ε lower", "ε upper", "valid (ε, δ)-DP?"):
         table.add_column(col)
     width = hockey[1] - hockey[0]
-    lit_lo, lit_hi = e.literal_quantile_lower, e.literal_quantile_upper
+    lit_lo, lit_hi = (e.literal_quantile_lower, e.literal_quantile_upper) if e else (math.nan, math.nan)
     if half:
         exact = "yes: ε = 0 exactly (at flip_prob = 1/2 the output does not depend on the input)"
         for statement in ("hockey-stick δ(ε) <= δ", "quantile rule, both losses", "quantile rule as printed"):
@@ -421,12 +433,16 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         else:
             verdict = f"yes (upper bound; certified bracket width {width:.2g}, {width / hockey[1]:.2%} of ε)"
         table.add_row("hockey-stick δ(ε) <= δ", f"{hockey[0]:.10g}", f"{hockey[1]:.10g}", verdict)
-        table.add_row("quantile rule, both losses", f"{e.quantile_lower:.6g}", f"{e.quantile_upper:.6g}",
-                      "yes (probabilistic DP ⇒ DP), looser")
-        lit_note = "no" if lit_hi < hockey[0] else "not in general"
-        if lit_lo < 0 or lit_hi < 0:
-            lit_note += "; the rule's value is negative, shown clamped at 0 (no ε is negative)"
-        table.add_row("quantile rule as printed", f"{max(lit_lo, 0.0):.6g}", f"{max(lit_hi, 0.0):.6g}", lit_note)
+        if e is None:
+            for statement in ("quantile rule, both losses", "quantile rule as printed"):
+                table.add_row(statement, "—", "—", f"not computed: {no_grid}")
+        else:
+            table.add_row("quantile rule, both losses", f"{e.quantile_lower:.6g}", f"{e.quantile_upper:.6g}",
+                          "yes (probabilistic DP ⇒ DP), looser")
+            lit_note = "no" if lit_hi < hockey[0] else "not in general"
+            if lit_lo < 0 or lit_hi < 0:
+                lit_note += "; the rule's value is negative, shown clamped at 0 (no ε is negative)"
+            table.add_row("quantile rule as printed", f"{max(lit_lo, 0.0):.6g}", f"{max(lit_hi, 0.0):.6g}", lit_note)
     mc = None
     if n_simu:
         with err.status(f"Monte Carlo, {n_simu} draws ...") if err.is_terminal else _nothing():
@@ -440,9 +456,10 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         "parameters": {"n_pub": n_pub, "n_bit": n_bit, "flip_prob": flip_prob, "delta": delta,
                        "grid_bits": grid_bits, "r_cap": r_cap},
         "method": dist.method, "hockey_method": hockey_method, "epsilon_exact": 0.0 if half else None,
-        "hockey": list(hockey), "quantile": [e.quantile_lower, e.quantile_upper],
-        "literal_quantile": [_fin(e.literal_quantile_lower), _fin(e.literal_quantile_upper)],
-        "literal_quantile_clamped": [_fin(max(lit_lo, 0.0)), _fin(max(lit_hi, 0.0))],
+        "hockey": list(hockey), "quantile": [e.quantile_lower, e.quantile_upper] if e else None,
+        "literal_quantile": [_fin(e.literal_quantile_lower), _fin(e.literal_quantile_upper)] if e else None,
+        "literal_quantile_clamped": [_fin(max(lit_lo, 0.0)), _fin(max(lit_hi, 0.0))] if e else None,
+        "quantile_not_computed": no_grid or None,
         "montecarlo": None if mc is None else {"epsilon": mc.epsilon, "ci": [_fin(x) for x in mc.epsilon_ci],
                                                "n_simu": n_simu, "seed": seed, "seconds": mc.seconds}})
 
