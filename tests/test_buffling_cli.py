@@ -179,3 +179,11 @@ def test_privacy_where_the_grid_laws_do_not_reach_delta_still_gives_the_certifie
     ref = certified_epsilon(6, 1000, 0.1, 1e-6)
     assert doc["hockey"] == [ref.lower, ref.upper] and doc["hockey_method"].startswith("conditional")
     assert doc["quantile"] is None and "no ε <= 700" in doc["quantile_not_computed"]
+
+
+def test_privacy_beyond_every_certified_method_says_so_in_one_line(tmp_path):
+    # k = 8, m = 1000, p = 0.1: the grid laws do not reach δ even at r_cap = 2^40 and the chains' binomial window
+    # fails; the command exits 2 naming both limits (it used to print an internal message about a window)
+    r = run(["privacy", "--n-pub", "8", "--n-bit", "1000", "--flip-prob", "0.1"])
+    assert r.exit_code == 2
+    assert "no certified bracket" in r.output and "r-cap = 2^40" in r.output and "category chains" in r.output

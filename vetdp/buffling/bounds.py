@@ -194,7 +194,7 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     adjacent to ln of an exact rational) when that takes seconds (``exact_is_cheap``); else conditioning on all but
     two categories (:func:`~vetdp.buffling.logo_counts.conditional_epsilon`) when at most ``PREFIX_LIMIT`` prefixes
     are needed (``prefix_limit``: larger values reach further at about 1 s and 150 MB per million); else the coupled
-    grid laws of :func:`vetdp.buffling.many_bf.many_bf_distribution` (``r_cap`` raised 16-fold, at most twice, when
+    grid laws of :func:`vetdp.buffling.many_bf.many_bf_distribution` (``r_cap`` raised 16-fold, up to 2^40, while
     the grid does not reach δ), and where their bracket is wider than ``CHAIN_TARGET`` (0.8%) the monotone category
     chains (:func:`vetdp.buffling.category_chain.chain_epsilon`), intersected with the grid laws' bracket when both
     exist. ArithmeticError when neither gives a bracket.
@@ -212,23 +212,27 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     from vetdp.buffling.many_bf import many_bf_distribution
 
     grid: tuple[float, float, int] | None = None
-    for attempt in range(3):  # a grid that does not reach this δ: cover 16 times more of R, coarser
+    attempt = 0
+    while grid is None:  # a grid that does not reach this δ: cover 16 times more of R, coarser, up to 2^40
         cap = min(float(r_cap) * 16**attempt, 2.0**40)
         dist = many_bf_distribution(k, m, p, grid_bits=grid_bits, r_cap=cap)
         try:
             eps = many_bf_epsilon(dist, d)
             grid = (eps.hockey_lower, eps.hockey_upper, dist.cells)
-            break
         except ArithmeticError:
-            if attempt == 2 or cap == 2.0**40:
+            if cap == 2.0**40:
                 break
+        attempt += 1
     if grid is not None and (grid[1] == 0.0 or (grid[1] - grid[0]) / grid[1] <= CHAIN_TARGET):
         return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
-    c = chain_epsilon(k, m, p, d, target=CHAIN_TARGET)
+    try:
+        c, chain_failure = chain_epsilon(k, m, p, d, target=CHAIN_TARGET), "exceed their cell limit"
+    except ArithmeticError as why:  # a numerical limit of the chains' binomial windows: no chain bracket here
+        c, chain_failure = None, f"failed ({why})"
     if c is None:
         if grid is None:
             raise ArithmeticError(f"no certified bracket for n_pub={k} n_bit={m} flip_prob={p}: the grid laws do "
-                                  "not reach this δ and the category chains exceed their cell limit")
+                                  f"not reach this δ even at r_cap = 2^40 and the category chains {chain_failure}")
         return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
     if grid is not None:  # two certified brackets: their intersection is one
         lo, hi = max(c.lower, grid[0]), min(c.upper, grid[1])
