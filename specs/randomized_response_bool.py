@@ -59,6 +59,12 @@ def params(deep: bool):
     })
 
 
+def accountant_family(p):
+    """Binary randomized response at the keep probability given: its RDP curve and PLD are what an accountant
+    composes with (privacy.rdp, privacy.pld check them against the code)."""
+    return randomized_response_curve(prob=p["prob"], categories=2)
+
+
 def _bad(id_, error, names=("prob",), **kw):
     return BadParams(id_, {"prob": 0.75, "constant_time": False, **kw}, error, names)
 
@@ -90,8 +96,8 @@ SPECS = [
         constant_time_param="constant_time",
         describe="binary randomized response",
         law=law,
-        rdp_curve=lambda p: randomized_response_curve(prob=p["prob"], categories=2).rdp_upper,
-        delta_curve=lambda p: one_run_delta(randomized_response_curve(prob=p["prob"], categories=2)),
+        rdp_curve=lambda p: accountant_family(p).rdp_upper,
+        delta_curve=lambda p: one_run_delta(accountant_family(p)),
         max_d_in=3,
         edges=edges,
     )

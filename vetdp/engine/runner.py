@@ -366,16 +366,26 @@ PRODUCT_FROM_PATHS = 4096  # an input enumerated with more paths: the other inpu
 _PER_INPUT = "per input"  # the code shows its product structure only with its input bits fixed
 
 
+def _bit_vector_parts(m: Any) -> tuple[Callable, BitVectorDomain] | None:
+    """(function, domain) of a measurement on bit vectors of a known length under the discrete metric, whose
+    product structure can be read (:mod:`vetdp.engine.structure`); None for anything else."""
+    inner = getattr(m, "inner", m)
+    function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
+    if (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
+            and isinstance(getattr(inner, "input_metric", None), DiscreteDistance)):
+        return function, domain
+    return None
+
+
 def _product_law(m: Any, x: Any, found: list) -> Law | None:
     """The exact law of bit vector ``x`` from the product structure its code shows (:mod:`vetdp.engine.structure`),
     for code whose paths are too many to enumerate one by one (e.g. several coins per bit: 4^k paths for 2^k
     outputs); None when it is not a bit-vector measurement under the discrete metric or shows no such structure.
     ``found`` caches the structure (or None) for the parameter set."""
-    inner = getattr(m, "inner", m)
-    function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
-    if not (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
-            and isinstance(getattr(inner, "input_metric", None), DiscreteDistance)):
+    parts = _bit_vector_parts(m)
+    if parts is None:
         return None
+    function, domain = parts
     if not found:  # the structure over symbolic input bits, else (code branching on its bits) input by input
         try:
             found.append(discover_product_structure(function, domain.length))
@@ -412,21 +422,20 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     AtomDomain (categories) too, under the discrete metric (its large laws are then compared by classes:
     :func:`_class_decision`)."""
     inner = getattr(m, "inner", m)
-    function, domain = getattr(inner, "function", None), getattr(inner, "input_domain", None)
+    parts = _bit_vector_parts(m)
     exact = ("function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
              "errors.data_independent", "randomness.through_primitives") + (
         ("privacy.rdp",) if spec.rdp_curve is not None else ()) + (
         ("privacy.pld",) if spec.delta_curve is not None else ())
-    if not (callable(function) and isinstance(domain, BitVectorDomain) and domain.length is not None
-            and domain.length >= STRUCTURED_FROM_BITS and isinstance(getattr(inner, "input_metric", None),
-                                                                       DiscreteDistance)):
-        if required or (isinstance(domain, AtomDomain) and _classes_apply(spec)):
+    if parts is None or parts[1].length < STRUCTURED_FROM_BITS:
+        if required or (isinstance(getattr(inner, "input_domain", None), AtomDomain) and _classes_apply(spec)):
             return False  # enumerated input by input (large laws compared by classes: _class_decision)
         c.out.update(dict.fromkeys(exact, Finding(
             True, f"not checked at this size: {type(inner).__name__} is not a vetdp Measurement of a bit-vector "
             "domain with a length and the discrete metric, so its product structure cannot be read; checked at the "
             "smaller sizes", skipped=True)))
         return True
+    function, domain = parts
     k = domain.length
 
     def decide() -> dict[str, Finding]:

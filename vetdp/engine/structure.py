@@ -50,7 +50,7 @@ __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discove
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
            "privacy_loss_distribution", "delta_at_ratio", "pair_classes", "worst_delta", "worst_delta_of_laws",
-           "pair_terms"]
+           "pair_terms", "joint_terms"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
 
@@ -486,36 +486,59 @@ def _alpha(alpha: Any) -> Fraction:
     return a
 
 
+PairTerms = tuple[tuple[Fraction, Fraction, int], ...]  # (P(y), Q(y), how many outputs y share them)
+
+
+def joint_terms(p: dict[Any, Fraction], q: dict[Any, Fraction]) -> PairTerms:
+    """The distinct joint probabilities (P(y), Q(y)) over outputs y with P(y) > 0, with how many outputs share them:
+    every divergence of P from Q is a function of these (a law of many equal probabilities has few)."""
+    counts: dict[tuple[Fraction, Fraction], int] = {}
+    for y, py in p.items():
+        if py:
+            key = (py, q.get(y, Fraction(0)))
+            counts[key] = counts.get(key, 0) + 1
+    return tuple(sorted((a, b, n) for (a, b), n in counts.items()))
+
+
+def _ratio_power(alpha: Fraction, prec: int) -> Callable[[Fraction], tuple[Fraction, Fraction]]:
+    """ratio -> rationals enclosing ratio^(α−1): exact for an integer α, else by directed rounding at ``prec`` bits
+    (:func:`vetdp.arith.rounding.ln_bracket`, ``exp_bracket``); remembered per ratio, which pairs share."""
+    from vetdp.arith.rounding import exp_bracket, ln_bracket
+
+    u = alpha - 1
+    known: dict[Fraction, tuple[Fraction, Fraction]] = {}
+
+    def power(ratio: Fraction) -> tuple[Fraction, Fraction]:
+        if ratio not in known:
+            if u.denominator == 1 or ratio == 1:
+                exact = ratio ** u.numerator if u.denominator == 1 else Fraction(1)
+                known[ratio] = (exact, exact)
+            else:
+                l_lo, l_hi = ln_bracket(ratio, prec)
+                known[ratio] = (exp_bracket(u * l_lo, prec)[0], exp_bracket(u * l_hi, prec)[1])
+        return known[ratio]
+
+    return power
+
+
+def _moment(terms: PairTerms, power: Callable[[Fraction], tuple[Fraction, Fraction]]) -> tuple[Factor, Factor]:
+    """Rationals enclosing Σ_y P^α Q^(1−α) = Σ n·P·(P/Q)^(α−1) over ``terms``; (None, None) for +inf."""
+    lo = hi = Fraction(0)
+    for p, q, n in terms:
+        if q == 0:
+            return None, None
+        f_lo, f_hi = power(p / q)
+        lo, hi = lo + n * p * f_lo, hi + n * p * f_hi
+    return lo, hi
+
+
 def renyi_moment_bracket(p: dict[Any, Fraction], q: dict[Any, Fraction], alpha: Fraction,
                          prec: int) -> tuple[Factor, Factor]:
     """Rationals lo <= Σ_y p(y)^α q(y)^(1−α) <= hi (= exp((α−1)·D_α(p‖q))); (None, None) for +inf.
 
     Exact (lo == hi) for an integer α; otherwise each term p·(p/q)^(α−1) is enclosed by directed
-    rounding at ``prec`` bits (:func:`vetdp.arith.rounding.ln_bracket`, ``exp_bracket``)."""
-    from vetdp.arith.rounding import exp_bracket, ln_bracket
-
-    lo = hi = Fraction(0)
-    u = alpha - 1
-    groups: dict[tuple[Fraction, Fraction], int] = {}  # a law of many equal probabilities has few distinct terms
-    for y, py in p.items():
-        if py == 0:
-            continue
-        qy = q.get(y, Fraction(0))
-        if qy == 0:
-            return None, None
-        groups[(py, qy)] = groups.get((py, qy), 0) + 1
-    for (py, qy), count in groups.items():
-        ratio, mass = py / qy, py * count
-        if u.denominator == 1:
-            term = mass * ratio ** u.numerator
-            lo, hi = lo + term, hi + term
-        elif ratio == 1:
-            lo, hi = lo + mass, hi + mass
-        else:
-            l_lo, l_hi = ln_bracket(ratio, prec)
-            lo += mass * exp_bracket(u * l_lo, prec)[0]
-            hi += mass * exp_bracket(u * l_hi, prec)[1]
-    return lo, hi
+    rounding at ``prec`` bits."""
+    return _moment(joint_terms(p, q), _ratio_power(alpha, prec))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -581,9 +604,6 @@ def renyi_worst(structure: ProductStructure, domain: BitVectorDomain, alpha: Any
     return RenyiWorst(a, lower, upper, x, x2, prec)
 
 
-PairTerms = tuple[tuple[Fraction, Fraction, int], ...]  # (P(y), Q(y), how many outputs y share them)
-
-
 def pair_terms(dists: dict[Any, dict[Any, Fraction]], pairs: list[tuple[Any, Any]] | None = None
                ) -> list[tuple[PairTerms, Any, Any]]:
     """For each ordered pair of ``pairs`` (None: every ordered pair of distinct inputs): the distinct joint
@@ -595,13 +615,7 @@ def pair_terms(dists: dict[Any, dict[Any, Fraction]], pairs: list[tuple[Any, Any
         raise ValueError("pair_terms needs at least one pair of inputs")
     seen: dict[PairTerms, tuple[Any, Any]] = {}
     for x, xp in chosen:
-        counts: dict[tuple[Fraction, Fraction], int] = {}
-        q = dists[xp]
-        for y, py in dists[x].items():
-            if py:
-                key = (py, q.get(y, Fraction(0)))
-                counts[key] = counts.get(key, 0) + 1
-        seen.setdefault(tuple(sorted((p, r, n) for (p, r), n in counts.items())), (x, xp))
+        seen.setdefault(joint_terms(dists[x], dists[xp]), (x, xp))
     return [(terms, x, xp) for terms, (x, xp) in seen.items()]
 
 
@@ -612,32 +626,15 @@ def renyi_worst_of_laws(dists: dict[Any, dict[Any, Fraction]] | None, alpha: Any
     distinct inputs), enclosed as :func:`renyi_worst` encloses it for a product: exact for an integer α.
     ``terms``: the pairs' :func:`pair_terms`, computed once for several orders (then ``dists`` is unused).
     Preconditions: α a number in (1, inf); at least one pair."""
-    from vetdp.arith.rounding import exp_bracket, ln_bracket
-
     a = _alpha(alpha)
-    u = a - 1
-    factors: dict[Fraction, tuple[Fraction, Fraction]] = {}  # ratio -> enclosure of ratio^(α−1), shared by pairs
-
-    def factor(ratio: Fraction) -> tuple[Fraction, Fraction]:
-        if ratio not in factors:
-            if u.denominator == 1 or ratio == 1:
-                exact = ratio ** u.numerator if u.denominator == 1 else Fraction(1)
-                factors[ratio] = (exact, exact)
-            else:
-                l_lo, l_hi = ln_bracket(ratio, prec)
-                factors[ratio] = (exp_bracket(u * l_lo, prec)[0], exp_bracket(u * l_hi, prec)[1])
-        return factors[ratio]
-
+    power = _ratio_power(a, prec)
     lower: Factor = Fraction(0)
     upper: Factor = Fraction(0)
     witness = None
     for group, x, xp in (terms if terms is not None else pair_terms(dists or {}, pairs)):
-        lo = hi = Fraction(0)
-        for p, q, n in group:
-            if q == 0:
-                return RenyiWorst(a, None, None, x, xp, prec)
-            f_lo, f_hi = factor(p / q)
-            lo, hi = lo + n * p * f_lo, hi + n * p * f_hi
+        lo, hi = _moment(group, power)
+        if lo is None:
+            return RenyiWorst(a, None, None, x, xp, prec)
         if witness is None or lo > lower:
             lower, witness = lo, (x, xp)
         upper = max(upper, hi)
@@ -765,6 +762,11 @@ def pair_classes(structure: ProductStructure, domain: BitVectorDomain,
     return found
 
 
+def _check_epsilon(epsilon: Any) -> None:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not 0 <= epsilon < float("inf"):
+        raise ValueError(f"epsilon={epsilon!r} must be a finite number in [0, inf)")
+
+
 def worst_delta(structure: ProductStructure, domain: BitVectorDomain, epsilon: float,
                 max_classes: int = 10_000) -> Callable[[int], tuple[Fraction, Fraction]]:
     """An enclosure prec -> (lo, hi) of max over x, x' in ``domain`` of δ(ε) = Σ_y max(0, P − e^ε Q).
@@ -773,8 +775,7 @@ def worst_delta(structure: ProductStructure, domain: BitVectorDomain, epsilon: f
     (δ decreases in e^ε). For :func:`vetdp.engine.divergence.compare_claim` with a claimed δ."""
     from vetdp.arith.rounding import exp_bracket
 
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not 0 <= epsilon < float("inf"):
-        raise ValueError(f"epsilon={epsilon!r} must be a finite number in [0, inf)")
+    _check_epsilon(epsilon)
     plds = [privacy_loss_distribution(structure, x, x2) for x, x2 in pair_classes(structure, domain, max_classes)]
     eps = Fraction(epsilon)
 
@@ -794,8 +795,7 @@ def worst_delta_of_laws(dists: dict[Any, dict[Any, Fraction]] | None, epsilon: f
     ``terms`` as for :func:`renyi_worst_of_laws`."""
     from vetdp.arith.rounding import exp_bracket
 
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not 0 <= epsilon < float("inf"):
-        raise ValueError(f"epsilon={epsilon!r} must be a finite number in [0, inf)")
+    _check_epsilon(epsilon)
     groups = [group for group, _, _ in (terms if terms is not None else pair_terms(dists or {}, pairs))]
     eps = Fraction(epsilon)
 
