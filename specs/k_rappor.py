@@ -12,12 +12,13 @@ float, so the rounding of the constant matters; inputs also as lists and NumPy a
 Proof: proofs/k_rappor.md
 """
 
+import dataclasses
 import math
 from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from vetdp.accounting.curves import RRFamily
+from vetdp.accounting.curves import RRFamily, rappor_curve
 from vetdp.accounting.pld import one_run_delta
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
@@ -73,7 +74,7 @@ def accountant_family(p) -> RRFamily:
     """k-RAPPOR's worst pair at the real q = 1/(1 + e^(ε/2m)) (log-ratio ε/2m per bit, the pair differing in
     min(2m, k) bits): its RDP curve and PLD, certified upward, are what an accountant composes with; any q at
     least the real one has smaller ones."""
-    return RRFamily(2, min(2 * p["m"], p["k"]), epsilon=Fraction(p["epsilon"]), divisor=2 * p["m"], name="k-rappor")
+    return dataclasses.replace(rappor_curve(p["epsilon"], k=p["m"]), coordinates=min(2 * p["m"], p["k"]))
 
 
 def edges(p) -> list[str]:
