@@ -133,6 +133,7 @@ SPECS = [
         law=law,
         rdp_curve=lambda p: accountant_family(p).rdp_upper,
         delta_curve=lambda p: one_run_delta(accountant_family(p)),
+        accountant_pair=lambda p: accountant_family(p).pair_plds,
         admissible_laws=(("the law with another rounding of q (every bit flipped with one probability within "
                           "2**-30 of the real 1/(1 + e^(ε/2m)))", flip_family(real_flip)),),
         outside_kind=outside_kind,

@@ -333,6 +333,7 @@ MEASUREMENT = MeasurementSpec(
                       "probability within 2**-30 of f/2, or the exact f/2 of the seeds)", flip_family(_half_f)),),
     rdp_curve=lambda p: accountant_family(p).rdp_upper,
     delta_curve=lambda p: one_run_delta(accountant_family(p)),
+    accountant_pair=lambda p: accountant_family(p).pair_plds,
     outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,

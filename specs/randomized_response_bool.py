@@ -98,6 +98,7 @@ SPECS = [
         law=law,
         rdp_curve=lambda p: accountant_family(p).rdp_upper,
         delta_curve=lambda p: one_run_delta(accountant_family(p)),
+        accountant_pair=lambda p: accountant_family(p).pair_plds,
         max_d_in=3,
         edges=edges,
     )

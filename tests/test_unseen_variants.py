@@ -110,6 +110,9 @@ WRONG = [
     (BV, unseen_bitvec.raises_on_empty_report, "errors.data_independent", BV3),
     # privacy.rdp: an even worst-case loss over uneven flips (test_an_even_worst_case_loss_can_hide_an_rdp_violation)
     (BV, unseen_bitvec.uneven_flips_same_epsilon, "privacy.rdp", _bv(2, 1, 0.5)),
+    (BV, unseen_bitvec.uneven_flips_same_epsilon, "privacy.dominated", _bv(2, 1, 0.5)),
+    # privacy.dominated: whole curves (test_curves_checked_at_points_can_miss_what_dominance_sees)
+    (BV, unseen_bitvec.uneven_flips_between_the_checked_points, "privacy.dominated", _bv(3, 2, 0.2)),
 ]
 
 
@@ -136,6 +139,19 @@ def test_an_even_worst_case_loss_can_hide_an_rdp_violation():
     assert rdp.witness["true_lo"] > rdp.witness["claimed"]
 
 
+def test_curves_checked_at_points_can_miss_what_dominance_sees():
+    # three uneven flips: every RDP order and δ(ε) that privacy.rdp and privacy.pld look at is within the
+    # accountant's, but at ε = ln 9 (a kink of the accountant's δ between map/4 and map/2) the code's δ is above
+    by_clause = results_of(BV, unseen_bitvec.uneven_flips_between_the_checked_points, params=_bv(3, 2, 0.2))
+    for clause in ("privacy.sound", "privacy.rdp", "privacy.pld"):
+        assert by_clause[clause].status is Status.PASS, (clause, by_clause[clause].message)
+    dominated = by_clause["privacy.dominated"]
+    assert dominated.status is Status.FAIL, dominated.message
+    w = dominated.witness
+    assert w["epsilon"] == pytest.approx(math.log(9)) and w["code_delta"] > w["pair_delta"] == pytest.approx(0.72)
+    assert {w["x"], w["x_prime"]} == {"101", "000"}
+
+
 def test_an_accountant_that_counts_m_differing_bits_instead_of_2m_fails_privacy_rdp_and_pld_on_the_real_code():
     # the clauses tie the accounting curves to the code: curves for min(m, k) differing bits are too small
     from vetdp.accounting.curves import bit_flip_curve
@@ -147,14 +163,15 @@ def test_an_accountant_that_counts_m_differing_bits_instead_of_2m_fails_privacy_
         return bit_flip_curve(flip_probability(p["f"]), min(p["m"], p["k"]))
 
     wrong = dataclasses.replace(spec, rdp_curve=lambda p: too_few(p).rdp_upper,
-                                delta_curve=lambda p: one_run_delta(too_few(p)))
+                                delta_curve=lambda p: one_run_delta(too_few(p)),
+                                accountant_pair=lambda p: too_few(p).pair_plds)
     for params in (_bv(4, 2, 0.5), _bv(128, 8, 0.5)):  # enumerated laws; the product structure at 128 bits
         results = {r.check: r for r in check_measurement_spec(wrong, cfg=CHECK, only_params=params)}
-        for clause in ("privacy.rdp", "privacy.pld"):
+        for clause in ("privacy.rdp", "privacy.pld", "privacy.dominated"):
             assert results[clause].status is Status.FAIL, (params, clause, results[clause].message)
         assert results["privacy.sound"].status is Status.PASS
         right = {r.check: r for r in check_measurement_spec(spec, cfg=CHECK, only_params=params)}
-        for clause in ("privacy.rdp", "privacy.pld"):
+        for clause in ("privacy.rdp", "privacy.pld", "privacy.dominated"):
             assert right[clause].status is Status.PASS, (params, clause, right[clause].message)
 
 

@@ -151,6 +151,8 @@ def _never_reported(spec) -> set[str]:
         skip.add("privacy.rdp")
     if getattr(spec, "delta_curve", None) is None:
         skip.add("privacy.pld")
+    if getattr(spec, "accountant_pair", None) is None:
+        skip.add("privacy.dominated")
     if isinstance(spec, EstimatorSpec):
         try:
             claims = spec.claims(spec.examples[0]) if spec.examples else {}

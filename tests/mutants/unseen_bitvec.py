@@ -288,6 +288,31 @@ def uneven_flips_same_epsilon(input_domain, input_metric, f, constant_time=False
                         {"f": f, "constant_time": constant_time})
 
 
+def _third_flip_for(q1: float, q2: float, ratio: Fraction) -> float:
+    """The smallest float q3 with (1−q1)(1−q2)(1−q3)/(q1·q2·q3) <= ``ratio``: the three bits' loss stays within it."""
+    r12 = (1 - Fraction(q1)) / Fraction(q1) * (1 - Fraction(q2)) / Fraction(q2)
+    exact = 1 / (1 + ratio / r12)
+    q3 = float(exact)
+    return q3 if Fraction(q3) >= exact else math.nextafter(q3, 1.0)
+
+
+def uneven_flips_between_the_checked_points(input_domain, input_metric, f, constant_time=False):
+    """Defect: [``privacy.dominated``; at k = 3, m = 2, f = 0.2] three bits flipped with 0.09, 0.11 and q3 ≈ 0.1009
+    instead of 0.1 each, q3 chosen so that the three likelihood ratios still multiply to at most 9³: privacy.sound
+    passes, and so do privacy.rdp (α = 3/2, 2, 10) and privacy.pld (ε = 0, map/4, map/2), each by about 10⁻⁴.
+    Between those points, at ε = ln 9, the code's δ(ε) exceeds the accountant's pair's by 0.018, so a PLD
+    accountant composing the even pair under-reports it. Other parameters: the standard flips."""
+    k, m, f, constant_time = _validated(input_domain, input_metric, f, constant_time)
+    q = half_rounded_up(f)
+    flips = ((0.09, 0.11, _third_flip_for(0.09, 0.11, Fraction(729))) if (k, m, f) == (3, 2, 0.2) else (q,) * k)
+
+    def function(bits):
+        return tuple(b ^ sample_bernoulli_float(p, constant_time) for b, p in zip(bits, flips, strict=True))
+
+    return _measurement(input_domain, k, function, _standard_map(_epsilon(q, k, m)),
+                        "uneven_flips_between_the_checked_points", {"f": f, "constant_time": constant_time})
+
+
 # ------------------------------------------------------------------ sound variants
 
 def numpy_array_output(input_domain, input_metric, f, constant_time=False):

@@ -45,6 +45,7 @@ __all__ = [
     "check_alpha",
     "iv_precision",
     "iv_endpoints",
+    "rr_product_pld",
 ]
 
 _OVERFLOW_SAFE = 700.0  # expm1(x) is finite in float64 for x <= 709.78
@@ -109,6 +110,28 @@ def check_alpha(alpha: object) -> float:
     if math.isnan(x) or x < 1:
         raise ValueError(f"alpha={alpha!r} must be in [1, inf]")
     return x
+
+
+def rr_product_pld(t: int, d: int, ratio: Fraction) -> dict[Fraction, Fraction]:
+    """The exact privacy-loss distribution of ``d`` independent t-ary randomized responses of likelihood ratio
+    ``ratio`` (keep the truth with probability ratio/S, each other value 1/S, S = ratio + t − 1), all differing:
+    a coordinate shows ratio R on the first input's value, 1/R on the second's, 1 elsewhere, so i and j such
+    coordinates (multinomially many) give ratio R^(i−j) with probability R^i·(t−2)^(d−i−j)/S^d."""
+    check_int("categories", t, lo=2)
+    check_int("coordinates", d, lo=1)
+    if not isinstance(ratio, Fraction) or ratio < 1:
+        raise ValueError(f"ratio={ratio} must be a Fraction in [1, inf)")
+    total = (ratio + t - 1) ** d
+    out: dict[Fraction, Fraction] = {}
+    for i in range(d + 1):
+        for j in range(d - i + 1):
+            rest = d - i - j
+            if rest and t == 2:
+                continue
+            count = math.comb(d, i) * math.comb(d - i, j)
+            key = ratio ** (i - j)
+            out[key] = out.get(key, Fraction(0)) + count * ratio**i * (t - 2) ** rest / total
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,6 +234,27 @@ class RRFamily:
     def rdp_upper(self, alpha: float) -> float:
         """A float >= d·D_α (certified): the RDP ε̂(α) this mechanism may claim."""
         return self.rdp_bounds(alpha)[1]
+
+    # ---------------------------------------------------------------- the worst pair itself
+    def pair_plds(self, prec: int = 256) -> tuple[dict[Fraction, Fraction], dict[Fraction, Fraction]]:
+        """Exact privacy-loss distributions (likelihood ratio -> its probability under the first law) of two rational
+        pairs enclosing this family's worst pair in Blackwell's order: the first is a garbling of it, it is a
+        garbling of the second (for a rational ratio both are the pair itself).
+
+        The t-ary pair of ratio r is the pair of any ratio R >= r followed by a channel that keeps its input
+        with some probability and otherwise reports a uniform value, so ratios e^a rounded down and up at
+        ``prec`` bits (:func:`vetdp.arith.rounding.exp_bracket`) enclose it. Every divergence, RDP order, zCDP ρ
+        and composition of the family is a function of this pair; the engine's ``privacy.dominated`` decides the
+        code's pairs against it."""
+        from vetdp.arith.rounding import exp_bracket
+
+        check_int("prec", prec, lo=2)
+        if self.ratio is not None:
+            exact = rr_product_pld(self.categories, self.coordinates, self.ratio)
+            return exact, exact
+        lo, hi = exp_bracket(self.epsilon / self.divisor, prec)
+        return (rr_product_pld(self.categories, self.coordinates, max(lo, Fraction(1))),
+                rr_product_pld(self.categories, self.coordinates, hi))
 
     @property
     def zcdp_tight(self) -> bool:

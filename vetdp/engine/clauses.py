@@ -267,6 +267,51 @@ def pld_findings(spec: MeasurementSpec, m: Any, params: dict,
                                    slack=worst_slack[0])}
 
 
+def _log_float(s: Fraction) -> float:
+    """ln s to the nearest float, for a message (-inf at 0)."""
+    import mpmath
+
+    if s == 0:
+        return -math.inf
+    with mpmath.workprec(80):
+        return float(mpmath.log(mpmath.mpf(s.numerator) / s.denominator))
+
+
+def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable[[], list]) -> dict[str, Finding]:
+    """``privacy.dominated``: every pair of the code's neighbouring laws (``code_pairs()``: (pld, x, x') each, over
+    the enumerated laws or a product structure's dominating classes) is a garbling of the spec's accountant pair,
+    decided exactly at every kink of the hockey-stick curves (:mod:`vetdp.engine.dominance`). Passing bounds the
+    code's whole RDP curve, zCDP ρ, δ(ε) at every ε and every composition by the accountant's."""
+    from vetdp.engine.dominance import decide_domination, pair_enclosure
+
+    if spec.accountant_pair is None:
+        return {}
+    pair_at = pair_enclosure(spec.accountant_pair(params))
+    verdict = decide_domination(code_pairs(), pair_at)
+    if verdict.holds:
+        return {"privacy.dominated": Finding(
+            True, "every pair of neighbouring inputs is a garbling of the accountant's worst pair (hockey-stick "
+            f"curves compared exactly at {verdict.points} kinks): every RDP order, zCDP ρ, δ(ε) and composition the "
+            "accountant computes from that pair bounds the code's")}
+    if verdict.holds is None:
+        return {"privacy.dominated": Finding(
+            False, f"undecided: the code's pairs lie between the rational enclosures of the accountant's pair at "
+            f"{verdict.prec} bits", undecided=True)}
+    e, (x, xp) = verdict.excess, verdict.witness
+    reverse = 0 < e.threshold < 1  # report e^ε >= 1: the same excess, the two inputs (and the pair's laws) swapped
+    if reverse:
+        e, x, xp = e.mirrored(), xp, x
+    eps = _log_float(e.threshold)
+    witness = {"epsilon": eps, "threshold": float(e.threshold),
+               "code_delta": float(e.code_delta), "pair_delta": float(e.bound_delta), "x": show(x), "x_prime": show(xp)}
+    return {"privacy.dominated": Finding(
+        False, f"the accountant's worst pair does not dominate the code's pair ({show(x)!r}, {show(xp)!r}): at "
+        f"ε = {eps!r} the code's δ(ε) = {float(e.code_delta)!r} exceeds the pair's"
+        f"{' (its laws swapped)' if reverse else ''} {float(e.bound_delta)!r}, so curves and compositions computed "
+        "from that pair under-report the code's loss",
+        claimed=float(e.bound_delta), true=float(e.code_delta), witness=witness)}
+
+
 def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
                       worst: Any = None) -> dict[str, Finding]:
     """``privacy.distance`` (map(d) sound at every other d in 0..max_d_in, or refused for d >= 2 by

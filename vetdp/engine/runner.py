@@ -60,6 +60,7 @@ from vetdp.engine.clauses import (
     data_independent_errors,
     deterministic_given_choices,
     distance_findings,
+    dominance_findings,
     enumerated_laws,
     law_finding,
     law_with_residual,
@@ -74,6 +75,7 @@ from vetdp.engine.clauses import (
     show,
     spec_law_at,
 )
+from vetdp.engine.dominance import pld_of_terms
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law, freeze
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
@@ -81,7 +83,9 @@ from vetdp.engine.spec import MeasurementSpec
 from vetdp.engine.structure import (
     NotStructured,
     discover_product_structure,
+    pair_classes,
     pair_terms,
+    privacy_loss_distribution,
     renyi_worst,
     renyi_worst_of_laws,
     worst_delta,
@@ -97,7 +101,7 @@ __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evalu
 # Every clause name a measurement spec's run can report (besides precondition[<id>] rows), for -k selection.
 MEASUREMENT_CLAUSES = (
     "construct", "engine", "function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
-    "privacy.rdp", "privacy.pld",
+    "privacy.rdp", "privacy.pld", "privacy.dominated",
     "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives", "timing.constant_bytes",
     "audit.distribution", "search.coverage",
 )
@@ -426,7 +430,8 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     exact = ("function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
              "errors.data_independent", "randomness.through_primitives") + (
         ("privacy.rdp",) if spec.rdp_curve is not None else ()) + (
-        ("privacy.pld",) if spec.delta_curve is not None else ())
+        ("privacy.pld",) if spec.delta_curve is not None else ()) + (
+        ("privacy.dominated",) if spec.accountant_pair is not None else ())
     if parts is None or parts[1].length < STRUCTURED_FROM_BITS:
         if required or (isinstance(getattr(inner, "input_domain", None), AtomDomain) and _classes_apply(spec)):
             return False  # enumerated input by input (large laws compared by classes: _class_decision)
@@ -453,6 +458,8 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
         out |= distance_findings(spec, inner, {}, params, worst=worst)
         out |= rdp_findings(spec, params, lambda a, prec: renyi_worst(structure, domain, a, prec))
         out |= pld_findings(spec, inner, params, lambda eps: worst_delta(structure, domain, eps))
+        out |= dominance_findings(spec, params, lambda: [
+            (privacy_loss_distribution(structure, x, x2), x, x2) for x, x2 in pair_classes(structure, domain)])
         out["randomness.through_primitives"] = Finding(
             True, f"all randomness flows through vetdp's primitives: one symbolic run shows the output as a product "
             f"of {k} coordinates, each a function of its own input bit and its own draws, confirmed by "
@@ -535,7 +542,7 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
         elif "privacy.sound" not in c.out:
             c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
             c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
-        if (spec.rdp_curve is not None or spec.delta_curve is not None) and len(dists) >= 2:
+        if (spec.rdp_curve, spec.delta_curve, spec.accountant_pair) != (None, None, None) and len(dists) >= 2:
             terms: list = []  # the pairs' joint probabilities, computed once for both clauses
 
             def pair_terms_once() -> list:
@@ -547,6 +554,8 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
                 spec, params, lambda a, prec: renyi_worst_of_laws(None, a, prec, terms=pair_terms_once())))
             c.run(("privacy.pld",), lambda: pld_findings(
                 spec, m, params, lambda eps: worst_delta_of_laws(None, eps, terms=pair_terms_once())))
+            c.run(("privacy.dominated",), lambda: dominance_findings(
+                spec, params, lambda: [(pld_of_terms(t), x, xp) for t, x, xp in pair_terms_once()]))
         c.out["errors.data_independent"] = data_independent_errors(dists)
         return
     c.run(("privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone"),
@@ -619,7 +628,9 @@ def _opaque(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunC
                 pairs = pairs_within(spec, params, list(reference), 1)
                 out.update(_with_note(rdp_findings(spec, params, lambda a, prec: renyi_worst_of_laws(
                     reference, a, prec, pairs)) | pld_findings(spec, m, params, lambda eps: worst_delta_of_laws(
-                        reference, eps, pairs)), "against the law opaque code should have (its own is not observable)"))
+                        reference, eps, pairs)) | dominance_findings(spec, params, lambda: [
+                            (pld_of_terms(t), x, xp) for t, x, xp in pair_terms(reference, pairs)]),
+                    "against the law opaque code should have (its own is not observable)"))
         return out
 
     c.run(("privacy.sound", "privacy.tight"), map_findings)

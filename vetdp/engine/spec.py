@@ -92,6 +92,12 @@ class MeasurementSpec:
     # exact PLD of the ideal law, certified upward); privacy.pld decides it against the code's exact worst
     # hockey-stick divergence at ε = 0, map(1)/4, map(1)/2. None: no such claim to check
     delta_curve: Callable[[Params], Callable[[float], float]] | None = None
+    # the worst pair an accountant composes with for these parameters, as its privacy-loss distribution (ratio ->
+    # probability under the first law, exact Fractions), or a callable prec -> (lower, upper) such PLDs of rational
+    # pairs enclosing it in Blackwell's order (e.g. vetdp.accounting's RRFamily.pair_plds); privacy.dominated
+    # decides that every pair of the code's neighbouring laws is a garbling of it, which bounds every RDP order,
+    # zCDP, δ(ε) and composition the accountant computes. None: no such claim to check
+    accountant_pair: Callable[[Params], Any] | None = None
     # the input metric's distance between two inputs; None: the discrete distance (0 if equal, else 1)
     distance: Callable[[Params, Any, Any], int] | None = None
     max_d_in: int = 3  # the map is checked at every d_in in 0..max_d_in (sound or refused, and monotone)

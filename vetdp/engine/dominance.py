@@ -1,0 +1,153 @@
+"""Whole privacy curves at once: is every pair of the code's laws a garbling of an accountant's worst pair?
+
+An accountant composes one worst pair (P*, Q*): its RDP curve, zCDP ρ, δ(ε) and the PLD of any number of
+compositions are all functions of that pair. If the code's pair (P, Q) for every two neighbouring inputs is a
+garbling of (P*, Q*) (some channel K with K∘P* = P and K∘Q* = Q), every one of those numbers bounds the code's:
+divergences only shrink under a channel, and products of channels are channels. By Blackwell's theorem for two
+laws, (P, Q) is such a garbling exactly when its hockey-stick divergence is no larger at every threshold:
+
+    E_s(P‖Q) = Σ_y max(0, P(y) − s·Q(y)) <= E_s(P*‖Q*)   for every s = e^ε >= 0.
+
+Both sides are convex and piecewise linear in s, with kinks only at the likelihood ratios P*(y)/Q*(y) on the
+right. Between two kinks of the right side it is linear and the left side convex, so their difference is concave
+there and least at the ends; beyond the last kink the right side is constant and the left one does not grow. So
+the inequality holds everywhere as soon as it holds at s = 0 and at every likelihood ratio of the accountant's
+pair. With rational laws that is finitely many exact comparisons: no tolerance, no grid.
+
+Laws are given as privacy-loss distributions (:data:`vetdp.engine.structure.PLD`: ratio -> probability under P,
+None for Q = 0), which is all E_s depends on.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from vetdp.engine.structure import PLD, PairTerms
+
+__all__ = ["Excess", "pld_of_terms", "hockey_profile", "first_excess", "Domination", "decide_domination",
+           "pair_enclosure"]
+
+
+def pld_of_terms(terms: PairTerms) -> PLD:
+    """The privacy-loss distribution of a pair from its :func:`vetdp.engine.structure.joint_terms`."""
+    out: PLD = {}
+    for p, q, n in terms:
+        key = None if q == 0 else p / q
+        out[key] = out.get(key, Fraction(0)) + n * p
+    return out
+
+
+def _check_pld(name: str, pld: Mapping) -> None:
+    for r, mass in pld.items():
+        if not isinstance(mass, (int, Fraction)) or isinstance(mass, bool) or mass < 0:
+            raise ValueError(f"{name}: the probability {mass} of ratio {r} must be a non-negative Fraction")
+        if r is not None and (not isinstance(r, (int, Fraction)) or isinstance(r, bool) or r < 0):
+            raise ValueError(f"{name}: the likelihood ratio {r} must be a Fraction >= 0 or None (Q = 0)")
+
+
+def hockey_profile(pld: PLD, points: Iterable[Fraction]) -> list[Fraction]:
+    """E_s(P‖Q) = Σ_{ratio r > s} P_r·(1 − s/r) + P(Q = 0), exactly, at each s of ``points``."""
+    atoms = sorted((r, m) for r, m in pld.items() if r is not None and m)
+    ratios = [r for r, _ in atoms]
+    above_p = [Fraction(0)] * (len(atoms) + 1)  # suffix sums: P-mass and Q-mass of the atoms from i on
+    above_q = [Fraction(0)] * (len(atoms) + 1)
+    for i in range(len(atoms) - 1, -1, -1):
+        r, m = atoms[i]
+        above_p[i] = above_p[i + 1] + m
+        above_q[i] = above_q[i + 1] + (m / r if r else Fraction(0))
+    infinite = pld.get(None, Fraction(0))
+    out = []
+    for s in points:
+        i = bisect.bisect_right(ratios, s)
+        out.append(infinite + above_p[i] - s * above_q[i])
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Excess:
+    """A threshold s = e^ε where the code's hockey-stick divergence exceeds the bound's: both values, exact."""
+
+    threshold: Fraction
+    code_delta: Fraction
+    bound_delta: Fraction
+
+    def mirrored(self) -> Excess:
+        """The same excess read off the two laws swapped: E_s(P‖Q) = 1 − s + s·E_{1/s}(Q‖P) for s > 0, so an
+        excess at s < 1 is one at 1/s > 1 of the reversed pairs (both δ's lowered by 1 − s and divided by s)."""
+        s = self.threshold
+        if not 0 < s:
+            raise ValueError(f"threshold={s} must be > 0 to mirror")
+        return Excess(1 / s, (self.code_delta - 1 + s) / s, (self.bound_delta - 1 + s) / s)
+
+
+def first_excess(code: PLD, bound: PLD) -> Excess | None:
+    """The smallest s among 0 and the bound's likelihood ratios where E_s(code) > E_s(bound), or None when
+    E_s(code) <= E_s(bound) for every s >= 0 (then the code's pair is a garbling of the bound's; the module
+    docstring says why those points suffice). Exact."""
+    _check_pld("code", code)
+    _check_pld("bound", bound)
+    points = sorted({Fraction(0)} | {Fraction(r) for r in bound if r is not None})
+    for s, a, b in zip(points, hockey_profile(code, points), hockey_profile(bound, points)):
+        if a > b:
+            return Excess(s, a, b)
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Domination:
+    """The verdict on a list of the code's pairs against an accountant's pair.
+
+    ``holds``: True (every pair a garbling of the pair's lower enclosure, so of the pair), False (some pair exceeds
+    even the upper enclosure: ``excess`` and ``witness`` say where), None (undecided at the precision limit).
+    ``points``: the kinks compared in all."""
+
+    holds: bool | None
+    excess: Excess | None = None
+    witness: tuple[Any, Any] | None = None
+    points: int = 0
+    prec: int = 0
+
+
+def pair_enclosure(pair: Any) -> Callable[[int], tuple[PLD, PLD]]:
+    """A spec's ``accountant_pair`` value as prec -> (lower, upper) PLDs: a PLD dict is exact at every precision;
+    a callable is used as it is."""
+    if isinstance(pair, Mapping):
+        _check_pld("accountant_pair", pair)
+        fixed = dict(pair)
+        return lambda prec: (fixed, fixed)
+    if callable(pair):
+        return pair
+    raise TypeError(f"accountant_pair must give a PLD dict (ratio -> probability) or a callable prec -> (lower, "
+                    f"upper) PLDs, not {type(pair).__name__}")
+
+
+def decide_domination(code_pairs: list[tuple[PLD, Any, Any]], pair_at: Callable[[int], tuple[PLD, PLD]],
+                      max_prec: int = 4096) -> Domination:
+    """Whether every PLD of ``code_pairs`` ((pld, x, x') each) is a garbling of the accountant's pair that
+    ``pair_at(prec)`` encloses between two rational pairs (lower ≼ pair ≼ upper): against the lower one all hold
+    (True), or one fails against the upper (False, with the first such pair and threshold); otherwise the
+    precision doubles up to ``max_prec`` bits (then None)."""
+    if not code_pairs:
+        raise ValueError("decide_domination needs at least one pair of the code's laws")
+    prec = 128
+    while True:
+        lower, upper = pair_at(prec)
+        points = 0
+        undecided = False
+        for pld, x, xp in code_pairs:
+            points += len(lower)
+            if first_excess(pld, lower) is None:
+                continue
+            excess = first_excess(pld, upper)
+            if excess is not None:
+                return Domination(False, excess, (x, xp), points, prec)
+            undecided = True
+        if not undecided:
+            return Domination(True, points=points, prec=prec)
+        if lower == upper or prec >= max_prec:
+            return Domination(None, points=points, prec=prec)
+        prec *= 2
