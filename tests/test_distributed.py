@@ -326,3 +326,68 @@ def test_buffling_vet_on_dask_reports_as_serial_with_code_from_a_file(tmp_path, 
                                                            "--scales", "10,40"], address)
     assert serial == spread and serial[0] == 1
     assert [r["check"] for r in serial[1]] == ["ratio", "ratio"] and all(r["status"] == "fail" for r in serial[1])
+
+
+# ------------------------------------------------------------------ the multi-machine recipe of docs/dask.md
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_documented_recipe_runs_as_separate_processes_over_tcp(tmp_path):
+    """docs/dask.md's steps 2–4 as their own OS processes (a scheduler, a worker process with two single-thread
+    worker processes, vetdp as a client), talking over TCP as they would between machines; the report equals the
+    serial run's."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("distributed")
+    dask = shutil.which("dask", path=os.path.dirname(sys.executable))
+    vetdp = shutil.which("vetdp", path=os.path.dirname(sys.executable))
+    assert dask and vetdp, "the dask and vetdp commands are installed next to python (the [dask] extra)"
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=open(logs / "scheduler", "w"), stderr=subprocess.STDOUT)]
+    try:
+        time.sleep(1)
+        procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1",
+                                       "--no-dashboard"], stdout=open(logs / "worker", "w"),
+                                      stderr=subprocess.STDOUT, cwd=os.getcwd()))
+        from distributed import Client
+
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+        reports = []
+        for extra in ([], ["--scheduler", address]):
+            out = tmp_path / f"r{len(reports)}.json"
+            res = subprocess.run([vetdp, "verify", "randomized_response_bool", "--impl",
+                                  "vetdp.impl.randomized_response_bool:make_randomized_response_bool",
+                                  "--max-examples", "8", *extra, "--json", str(out)],
+                                 capture_output=True, text=True, timeout=600)
+            assert res.returncode == 0, res.stdout + res.stderr + (logs / "worker").read_text()
+            results = json.loads(out.read_text())["results"]
+            for r in results:
+                r.pop("seconds", None)
+            reports.append(results)
+        assert reports[0] == reports[1] and len(reports[0]) > 5
+        with Client(address, timeout=60) as client:  # the scheduler ran the parameter sets as tasks
+            done = client.run_on_scheduler(lambda dask_scheduler: sum(
+                sum(p.state_counts.values()) for p in dask_scheduler.task_prefixes.values()))
+        assert done >= 8, done
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
