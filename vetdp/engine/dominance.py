@@ -91,7 +91,7 @@ def first_excess(code: PLD, bound: PLD) -> Excess | None:
     _check_pld("code", code)
     _check_pld("bound", bound)
     points = sorted({Fraction(0)} | {Fraction(r) for r in bound if r is not None})
-    for s, a, b in zip(points, hockey_profile(code, points), hockey_profile(bound, points)):
+    for s, a, b in zip(points, hockey_profile(code, points), hockey_profile(bound, points), strict=True):
         if a > b:
             return Excess(s, a, b)
     return None
