@@ -178,6 +178,10 @@ def test_report_of_a_run_states_the_coverage(small_threshold):
     sound = next(r for r in results if r.check == "privacy.sound")
     assert sound.status.value == "pass" and "not examined as inputs" in sound.message
     assert f"of the {T} values the outputs take" in sound.message
+    # the curve clauses rest on the same enumerated inputs, and say so too
+    for clause in ("privacy.distance", "privacy.rdp", "privacy.pld", "privacy.dominated"):
+        r = next(r for r in results if r.check == clause)
+        assert r.status.value == "pass" and "not examined as inputs" in r.message, (clause, r.message)
 
 
 @pytest.mark.deep

@@ -532,13 +532,17 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
     else:
         c.run(("function.law",), check_law)
     if exact:
-        classed: list = []
+        classed: list = []  # (worst pair, coverage note) when the laws are compared by classes
+
+        def noted(findings: dict[str, Finding]) -> dict[str, Finding]:  # classes rest on the enumerated inputs only
+            return _with_note(findings, classed[1]) if classed else findings
+
         if c.run(("privacy.sound", "privacy.tight"), lambda: _class_decision(spec, dists, classed)) and classed:
-            worst, note = classed
+            worst = classed[0]
             c.run(("privacy.sound", "privacy.tight"),
-                  lambda: _with_note(privacy_findings(spec, m, dists, params, worst=worst), note))
+                  lambda: noted(privacy_findings(spec, m, dists, params, worst=worst)))
             c.run(("privacy.distance", "privacy.monotone"),
-                  lambda: distance_findings(spec, m, dists, params, worst=worst))
+                  lambda: noted(distance_findings(spec, m, dists, params, worst=worst)))
         elif "privacy.sound" not in c.out:
             c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
             c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
@@ -550,12 +554,12 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
                     terms.extend(pair_terms(dists, pairs_within(spec, params, list(dists), 1)))
                 return terms
 
-            c.run(("privacy.rdp",), lambda: rdp_findings(
-                spec, params, lambda a, prec: renyi_worst_of_laws(None, a, prec, terms=pair_terms_once())))
-            c.run(("privacy.pld",), lambda: pld_findings(
-                spec, m, params, lambda eps: worst_delta_of_laws(None, eps, terms=pair_terms_once())))
-            c.run(("privacy.dominated",), lambda: dominance_findings(
-                spec, params, lambda: [(pld_of_terms(t), x, xp) for t, x, xp in pair_terms_once()]))
+            c.run(("privacy.rdp",), lambda: noted(rdp_findings(
+                spec, params, lambda a, prec: renyi_worst_of_laws(None, a, prec, terms=pair_terms_once()))))
+            c.run(("privacy.pld",), lambda: noted(pld_findings(
+                spec, m, params, lambda eps: worst_delta_of_laws(None, eps, terms=pair_terms_once()))))
+            c.run(("privacy.dominated",), lambda: noted(dominance_findings(
+                spec, params, lambda: [(pld_of_terms(t), x, xp) for t, x, xp in pair_terms_once()])))
         c.out["errors.data_independent"] = data_independent_errors(dists)
         return
     c.run(("privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone"),
