@@ -21,6 +21,7 @@ from vetdp.engine.dominance import (
     first_excess,
     hockey_profile,
     pair_enclosure,
+    pld_of_laws,
     pld_of_terms,
 )
 from vetdp.engine.structure import convolve, coordinate_pld, joint_terms
@@ -139,6 +140,8 @@ def test_decide_domination_refines_an_irrational_pair_until_it_separates_the_cod
 
 
 def test_bad_inputs_are_refused_with_the_parameter_named():
+    with pytest.raises(ValueError, match="lower pair's PLD sums to 1/2, not 1"):
+        decide_domination([({Fraction(1): Fraction(1)}, 0, 1)], pair_enclosure({Fraction(2): Fraction(1, 2)}))
     with pytest.raises(ValueError, match="at least one pair"):
         decide_domination([], lambda prec: ({}, {}))
     with pytest.raises(ValueError, match="probability -1/2 of ratio 2"):
@@ -154,6 +157,11 @@ def test_bad_inputs_are_refused_with_the_parameter_named():
     with pytest.raises(ValueError, match="threshold=0 must be > 0"):
         Excess(Fraction(0), Fraction(1), Fraction(1)).mirrored()
     assert math.isfinite(float(next(iter(pair_enclosure({Fraction(1): Fraction(1)})(64)[0]))))
+    with pytest.raises(ValueError, match=r"first\['a'\]=0.5 must be a non-negative Fraction"):
+        pld_of_laws({"a": 0.5, "b": Fraction(1, 2)}, {"a": Fraction(1)})
+    with pytest.raises(ValueError, match="the second law sums to 1/2, not 1"):
+        pld_of_laws({"a": Fraction(1)}, {"a": Fraction(1, 2)})
+    assert pld_of_laws({"a": 1, "b": 0}, {"a": Fraction(1, 4), "b": Fraction(3, 4)}) == {Fraction(4): Fraction(1)}
 
 
 @pytest.mark.parametrize("variant,k,m,f", [

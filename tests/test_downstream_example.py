@@ -63,9 +63,10 @@ def test_example_check_passes_with_the_installed_tool(tool, tmp_path):
     results = json.loads((tmp_path / "r.json").read_text())["results"]
     names = {f"{x['spec']}::{x['check']}" for x in results}
     # the example's own spec, estimator, proof, z3 obligations of its own constants and its own lemmas all ran
-    for name in ("oue::privacy.sound", "oue::function.law", "estimate_oue_counts::estimator.variance",
-                 "oue::proof.up_to_date", "oue::obligation.oue.epsilon.sound",
-                 "oue::obligation.oue.flip_probability.sound", "oue::lemma.oue.likelihood_ratio"):
+    for name in ("oue::privacy.sound", "oue::function.law", "oue::privacy.dominated",
+                 "estimate_oue_counts::estimator.variance", "oue::proof.up_to_date",
+                 "oue::obligation.oue.epsilon.sound", "oue::obligation.oue.flip_probability.sound",
+                 "oue::lemma.oue.likelihood_ratio"):
         assert name in names, name
     assert not any(x["spec"].startswith("randomized_response") for x in results)  # not vetdp's bundled specs
 
@@ -97,6 +98,20 @@ def test_example_with_an_injected_bug_fails_on_the_right_clause(tool, tmp_path):
     assert p.returncode == 1, p.stdout[-4000:]
     assert "FAILED pyproject.toml::estimate_oue_counts::estimator.variance" in p.stdout
     assert "variance claim wrong" in p.stdout and "reproduce" in p.stdout
+
+
+def test_example_whose_accountant_counts_one_differing_bit_fails_privacy_dominated_only(tool, tmp_path):
+    # the spec's accountant pair forgets that two values differ in two bits: its curves and compositions would
+    # under-report OUE's loss; the mechanism, its map and its proof are untouched
+    project = _copy(tmp_path, "oue_pair")
+    _edit(project / "src" / "oue_example" / "specs" / "oue.py",
+          "    return pld_of_laws({y: bit(half, y[0]) * bit(q, y[1]) for y in pairs},",
+          "    return pld_of_laws({y: bit(q, y[0]) * bit(q, y[1]) for y in pairs},")
+    r = _run("vetdp check (one-bit accountant)", [str(tool / "vetdp"), "check", "-k", "oue", "--json",
+                                                  str(tmp_path / "r.json")], project)
+    assert r.returncode == 1, r.stdout[-4000:] + r.stderr[-4000:]
+    assert _failing(tmp_path / "r.json") == {"oue::privacy.dominated"}
+    assert "does not dominate" in r.stdout
 
 
 def test_editing_a_proved_function_fails_proofs_status_until_blessed(tool, tmp_path):

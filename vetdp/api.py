@@ -8,7 +8,8 @@ of this module and that each resolves.
 
 * **Specs** — :class:`MeasurementSpec` (a constructor's Hoare triple: preconditions as :class:`BadParams` rows,
   parameter strategies, inputs, the stated law), :class:`EstimatorSpec` (unbiasedness, variance and MSE claims).
-  A spec outside vetdp names its code with ``constructor_ref="pkg.module:make_x"`` / ``estimator_ref``.
+  A spec outside vetdp names its code with ``constructor_ref="pkg.module:make_x"`` / ``estimator_ref``;
+  :func:`pld_of_laws` gives the privacy-loss distribution of an accountant's worst pair (``accountant_pair``).
 * **Boundary-aware strategies** — :func:`floats_in` (edge floats first), :func:`at_least` (a rational rounded up
   to a float), :func:`boundary_probabilities`, :func:`tiny_float` / :func:`tiny_floats` (where halving rounds),
   :func:`seeded_permutation`, :func:`spread`.
@@ -44,6 +45,7 @@ from vetdp.core.measurement import (
     max_divergence,
 )
 from vetdp.core.validation import check_bool, check_float, check_int, check_interval
+from vetdp.engine.dominance import pld_of_laws
 from vetdp.engine.registry import CheckOptions
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import (
@@ -77,6 +79,7 @@ __all__ = [
     "MeasurementSpec",
     "EstimatorSpec",
     "BadParams",
+    "pld_of_laws",
     # boundary-aware strategies
     "floats_in",
     "at_least",

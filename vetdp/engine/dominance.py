@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from vetdp.engine.structure import PLD, PairTerms
+from vetdp.engine.structure import PLD, PairTerms, joint_terms
 
-__all__ = ["Excess", "pld_of_terms", "hockey_profile", "first_excess", "Domination", "decide_domination",
+__all__ = ["Excess", "pld_of_terms", "pld_of_laws", "hockey_profile", "first_excess", "Domination", "decide_domination",
            "pair_enclosure"]
 
 
@@ -39,6 +39,20 @@ def pld_of_terms(terms: PairTerms) -> PLD:
         key = None if q == 0 else p / q
         out[key] = out.get(key, Fraction(0)) + n * p
     return out
+
+
+def pld_of_laws(first: Mapping[Any, Fraction], second: Mapping[Any, Fraction]) -> PLD:
+    """The privacy-loss distribution of two exact laws {output: probability} (e.g. an accountant's worst pair for a
+    spec's ``accountant_pair``): likelihood ratio first(y)/second(y) -> its probability under ``first``.
+    Preconditions: both sum to 1 in non-negative Fractions (ints allowed)."""
+    for name, law in (("first", first), ("second", second)):
+        for y, p in law.items():
+            if isinstance(p, bool) or not isinstance(p, (int, Fraction)) or p < 0:
+                raise ValueError(f"{name}[{y!r}]={p!r} must be a non-negative Fraction")
+        if sum(law.values()) != 1:
+            raise ValueError(f"the {name} law sums to {sum(law.values())}, not 1")
+    return pld_of_terms(joint_terms({y: Fraction(p) for y, p in first.items()},
+                                    {y: Fraction(p) for y, p in second.items()}))
 
 
 def _check_pld(name: str, pld: Mapping) -> None:
@@ -136,6 +150,11 @@ def decide_domination(code_pairs: list[tuple[PLD, Any, Any]], pair_at: Callable[
     prec = 128
     while True:
         lower, upper = pair_at(prec)
+        for name, pld in (("the accountant's lower pair", lower), ("the accountant's upper pair", upper)):
+            _check_pld(name, pld)
+            if sum(pld.values()) != 1:
+                raise ValueError(f"{name}'s PLD sums to {sum(pld.values())}, not 1: it must list every likelihood "
+                                 "ratio with its probability under the first law")
         points = 0
         undecided = False
         for pld, x, xp in code_pairs:

@@ -4,6 +4,7 @@ Pre: d an int in [2, 2**24]; epsilon a float in (0, 700]; constant_time a bool.
 Law: bit v (the true value) is 1 with probability 1/2, every other bit 1 with probability q, independently,
 q = oue_flip_probability(epsilon) (1/(e^ε + 1) rounded up).
 Post: map(0) = 0, map(d_in >= 1) >= the exact max-divergence between any two values (tight within 2**-30);
+every pair of values is a garbling of the accountant's two-bit pair (privacy.dominated);
 values outside [0, d), bools and non-ints rejected before randomness; with constant_time the bytes read never
 depend on the value.
 Estimator: E[ĉ(i)] = the true count of i, exactly; Var[ĉ(i)] = (c_i/4 + (n − c_i)q(1−q))/(1/2 − q)²; the MSE is
@@ -18,7 +19,7 @@ from fractions import Fraction
 from hypothesis import strategies as st
 
 from oue_example.oue import MAX_EPSILON, oue_count_variance, oue_flip_probability
-from vetdp.api import BadParams, EstimatorSpec, MeasurementSpec, floats_in
+from vetdp.api import BadParams, EstimatorSpec, MeasurementSpec, floats_in, pld_of_laws
 
 EPSILON_EDGES = [5e-324, 2.0**-60, 1e-6, 0.5, 1.0, math.log(3), 4.0, 50.0, MAX_EPSILON]
 
@@ -46,6 +47,19 @@ def law(p, v):
             pr *= one if bit else 1 - one
         out[y] = pr
     return out
+
+
+def accountant_pair(p):
+    """The worst pair an OUE accountant composes with: two values v, v' differ in two bits, v's (1 with probability
+    1/2 under v, q under v') and v''s (q under v, 1/2 under v'); the other bits have one law under both."""
+    q, half = Fraction(oue_flip_probability(p["epsilon"])), Fraction(1, 2)
+
+    def bit(one, b):
+        return one if b else 1 - one
+
+    pairs = list(itertools.product((False, True), repeat=2))
+    return pld_of_laws({y: bit(half, y[0]) * bit(q, y[1]) for y in pairs},
+                       {y: bit(q, y[0]) * bit(half, y[1]) for y in pairs})
 
 
 def outside(p):
@@ -87,6 +101,7 @@ MEASUREMENT = MeasurementSpec(
     constant_time_param="constant_time",
     describe="optimized unary encoding (Wang et al. 2017)",
     law=law,
+    accountant_pair=accountant_pair,
     max_d_in=3,
 )
 
