@@ -747,3 +747,32 @@ def test_closure_rebound_by_a_user_call_is_indexed_at_its_old_value():
     law = enumerate_law(function, 0, seconds=20, budget=2_000, **BEST_FIRST)
     assert law.complete and law.dist == {1: Fraction(3, 4), 2: Fraction(1, 4)}
     assert enumerate_law(function, 0, seconds=20, budget=2_000).dist == law.dist
+
+
+def test_the_curve_clauses_say_undecided_when_the_laws_keep_a_residual():
+    # a loop whose parity flips the report: the laws are known only up to a residual, so the accountant's curves
+    # (privacy.rdp, privacy.pld, privacy.dominated) cannot be decided, and the report must say so, not leave them out
+    import dataclasses
+
+    from vetdp.engine.runner import RunConfig, check_measurement_spec
+    from vetdp.engine.spec import find_spec
+    from vetdp.impl import make_randomized_response_bool
+
+    def make(prob, constant_time=False):
+        m = make_randomized_response_bool(prob, constant_time)
+
+        def function(x):
+            n = 0
+            while P.sample_bernoulli_float(0.5):
+                n += 1
+            y = m.function(x)
+            return y if n % 2 == 0 else not y
+
+        return dataclasses.replace(m, function=function)
+
+    results = {r.check: r for r in check_measurement_spec(
+        find_spec("randomized_response_bool"), make, RunConfig(budget=2_000, clause_seconds=3.0),
+        only_params={"prob": 0.75, "constant_time": False})}
+    for clause in ("privacy.rdp", "privacy.pld", "privacy.dominated"):
+        r = results[clause]
+        assert r.status.value == "undecided" and "exact laws" in r.message and "unexplored mass" in r.message, r

@@ -570,7 +570,7 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
     if stopped:  # say that the budget ended the enumeration, and where
         x, k = max(stopped, key=lambda item: item[1].residual)
         why = (f"undecided: budget — enumerating M({show(raw[x])!r}) stopped on {k.stop_reason} after {k.paths} "
-               f"paths with unexplored mass ~{float(k.residual):.3g}")
+               f"paths with unexplored mass {_mass(k.residual)}")
         for name, f in list(c.out.items()):
             if f.undecided and name in ("function.law", "privacy.sound", "privacy.distance"):
                 c.out[name] = dataclasses.replace(f, message=f"{why}; {f.message}",
@@ -578,6 +578,19 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
     c.out["errors.data_independent"] = Finding(False, f"undecided: laws known up to the unexplored mass {residual} "
                                                f"(~{float(residual):.3g}; stopped: {', '.join(reasons)})",
                                                undecided=True)
+    for name, stated in (("privacy.rdp", spec.rdp_curve), ("privacy.pld", spec.delta_curve),
+                         ("privacy.dominated", spec.accountant_pair)):
+        if stated is not None:  # the curves are decided on exact laws only: say so rather than leave them out
+            c.out[name] = Finding(False, f"undecided: the accountant's curves are decided on exact laws, and these "
+                                  f"are known only up to an unexplored mass of {_mass(residual)} (stopped: "
+                                  f"{', '.join(reasons)})", undecided=True)
+
+
+def _mass(r: Fraction) -> str:
+    """A probability for a message: ~x.xxx, or a power of two bound where a float would show 0."""
+    if r == 0 or float(r) != 0:
+        return f"~{float(r):.3g}"
+    return f"< 2^{r.numerator.bit_length() - r.denominator.bit_length() + 1}"
 
 
 def _outside_truth(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunConfig, c: _Clauses,
