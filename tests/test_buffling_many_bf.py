@@ -407,3 +407,13 @@ def test_category_chain_public_names_exist():
     import vetdp.buffling.category_chain as cc
 
     assert cc.__all__ and all(hasattr(cc, name) for name in cc.__all__)
+
+
+def test_chain_time_budget_is_validated_and_a_first_pass_past_it_raises():
+    from vetdp.buffling.category_chain import ChainBudgetExceeded, chain_epsilon
+
+    for bad in (0, -1.0, math.inf, math.nan, "5", True):
+        with pytest.raises(ValueError, match="seconds="):
+            chain_epsilon(4, 1000, 0.1, 1e-6, seconds=bad)
+    with pytest.raises(ChainBudgetExceeded, match="time budget of 1e-06 s before a first bracket"):
+        chain_epsilon(12, 1000, 0.1, 1e-6, seconds=1e-6)

@@ -30,8 +30,10 @@ from vetdp.buffling.many_bf import ManyBFDistribution, U
 from vetdp.core.validation import check_int
 
 CHAIN_TARGET = 0.008  # certified_epsilon runs the category chains where the grid laws are wider than this
+CHAIN_SECONDS = 120.0  # the chains' default time budget (the seed's grid needs at most 15 s a point)
 
-__all__ = ["CHAIN_TARGET", "DeltaBounds", "EpsilonBounds", "EpsilonBracket", "certified_epsilon", "many_bf_delta",
+__all__ = ["CHAIN_SECONDS", "CHAIN_TARGET", "DeltaBounds", "EpsilonBounds", "EpsilonBracket", "certified_epsilon",
+           "many_bf_delta",
            "many_bf_epsilon"]
 
 
@@ -187,7 +189,8 @@ def many_bf_epsilon(dist: ManyBFDistribution, delta: float) -> EpsilonBounds:
 
 
 def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: int = 20,
-                      r_cap: float = 128.0, prefix_limit: int = PREFIX_LIMIT) -> EpsilonBracket:
+                      r_cap: float = 128.0, prefix_limit: int = PREFIX_LIMIT,
+                      chain_seconds: float | None = CHAIN_SECONDS) -> EpsilonBracket:
     """Certified ``lower <= ε(δ) <= upper`` (hockey-stick) for the heuristic pair, by the finest method that fits.
 
     In order: exact enumeration of every logo count (:func:`vetdp.buffling.logo_counts.exact_epsilon`, floats
@@ -197,7 +200,7 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     grid laws of :func:`vetdp.buffling.many_bf.many_bf_distribution` (``r_cap`` raised 16-fold, up to 2^40, while
     the grid does not reach δ), and where their bracket is wider than ``CHAIN_TARGET`` (0.8%) the monotone category
     chains (:func:`vetdp.buffling.category_chain.chain_epsilon`), intersected with the grid laws' bracket when both
-    exist. ArithmeticError when neither gives a bracket.
+    exist. ArithmeticError when neither gives a bracket. ``chain_seconds``: the chains' time budget (None: none).
     """
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     d = check_delta(delta)
@@ -226,7 +229,8 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     if grid is not None and (grid[1] == 0.0 or (grid[1] - grid[0]) / grid[1] <= CHAIN_TARGET):
         return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
     try:
-        c, chain_failure = chain_epsilon(k, m, p, d, target=CHAIN_TARGET), "exceed their cell limit"
+        c, chain_failure = chain_epsilon(k, m, p, d, target=CHAIN_TARGET, seconds=chain_seconds), \
+            "exceed their cell limit"
     except ArithmeticError as why:  # a numerical limit of the chains' binomial windows: no chain bracket here
         c, chain_failure = None, f"failed ({why})"
     if c is None:

@@ -51,10 +51,16 @@ from vetdp.buffling._common import (
 from vetdp.buffling.logo_counts import EpsilonBracket, _search
 from vetdp.buffling.one_bf_delta import TAIL_FLOOR, _binomial_window, _gamma
 
-__all__ = ["CELL_LIMIT", "ChainLaw", "chain_delta", "chain_epsilon", "chain_laws"]
+__all__ = ["CELL_LIMIT", "ChainBudgetExceeded", "ChainLaw", "chain_delta", "chain_epsilon", "chain_laws"]
 
 U = 2.0**-53
+_PRODUCTS_PER_SECOND = 4e9  # direct convolution's speed, generously: one that would end past the deadline is not begun
 CELL_LIMIT = 30_000_000  # cells held over all rows of a chain at once (about 240 MB of float64)
+
+
+class ChainBudgetExceeded(ArithmeticError):
+    """The chains ran past their time budget before a first certified bracket (an ArithmeticError: no chain bracket,
+    as for their numerical limits)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,11 +145,12 @@ def _trim(off: int, vals: np.ndarray, floor: float) -> tuple[int, np.ndarray, fl
 
 
 def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, floor: float = 1e-30,
-               cell_limit: int = CELL_LIMIT) -> ChainLaw | None:
+               cell_limit: int = CELL_LIMIT, deadline: float | None = None) -> ChainLaw | None:
     """The upper (``upper=True``) or lower chain's law of R on the grid of spacing ``h`` (module docstring).
 
     ``floor``: binomial windows end and row ends are trimmed below it (the mass is charged). None when more than
-    ``cell_limit`` cells would be held at once.
+    ``cell_limit`` cells would be held at once. ``deadline`` (time.monotonic()): :class:`ChainBudgetExceeded` once
+    it has passed, checked per source row.
     """
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     floor = max(float(floor), 1e-280)
@@ -168,6 +175,8 @@ def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, 
         step_rel, widest = 0.0, 1
         plans = []  # per source row: (offset, values, bucket indices, shifts, window values)
         for n, (off, vals) in rows.rows.items():
+            if deadline is not None and time.monotonic() > deadline:
+                raise ChainBudgetExceeded("the category chains ran past their time budget")
             key = (n, y)
             if key not in cache:
                 cache[key] = _binomial_window(n, a, den - a, den, pmf_floor)
@@ -193,6 +202,8 @@ def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, 
                 s_run = sh[lo_i:hi_i]
                 s0 = int(s_run.min())
                 kern = np.bincount(s_run - s0, weights=wv[lo_i:hi_i])  # each entry: <= widest window values
+                if deadline is not None and time.monotonic() + vals.size * kern.size / _PRODUCTS_PER_SECOND > deadline:
+                    raise ChainBudgetExceeded("the category chains ran past their time budget")
                 res = np.convolve(vals, kern)  # direct: each entry a sum of <= len(vals) products
                 c0 = off + s0 - c_lo
                 grid[int(bucket[lo_i]) - b_lo, c0: c0 + res.size] += res
@@ -200,11 +211,14 @@ def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, 
         # summing the source rows into the grid (<= len(plans) terms): all of non-negative terms
         longest = max(widest, max(p_[1].size for p_ in plans))
         rel = (1 + rel) * (1 + step_rel) * (1 + _gamma(longest + 2)) ** 2 * (1 + _gamma(len(plans) + 2)) - 1
+        n_top = max(rows.rows)  # no column count after this category exceeds the largest before it
         rows = _Rows()
         held = 0
         for i in np.nonzero(grid.any(axis=1))[0].tolist():
             bucket = b_lo + i
-            n_rep = (bucket + 1) * delta_n - 1 if upper else bucket * delta_n  # >= (upper) / <= (lower) every n
+            # >= (upper) / <= (lower) every n of the bucket; the upper end capped by n_top, since a bucket wider than
+            # the columns left (Δ = h/μ huge for a category of tiny mean) would otherwise name counts that cannot occur
+            n_rep = min((bucket + 1) * delta_n - 1, n_top) if upper else bucket * delta_n
             o, vv, dropped = _trim(c_lo, grid[i], floor)
             lost += dropped * (1 + 1e-6)
             if vv.size:
@@ -271,14 +285,20 @@ def _pow2_below(x: float) -> float:
 
 
 def chain_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, target: float = 0.008,
-                  cell_limit: int = CELL_LIMIT, passes: int = 3) -> EpsilonBracket | None:
+                  cell_limit: int = CELL_LIMIT, passes: int = 3, seconds: float | None = None) -> EpsilonBracket | None:
     """Certified ε(δ) bracket of the heuristic pair by the category chains (module docstring).
 
     The grid is refined (at most ``passes`` times) until the bracket's relative width is <= ``target``; the last
     bracket is returned even when wider. None when even the first grid needs more than ``cell_limit`` cells.
+    ``seconds``: a time budget; a finer pass that runs past it is abandoned for the bracket already certified, and
+    :class:`ChainBudgetExceeded` is raised when the first pass does.
     """
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     d = check_delta(delta)
+    if seconds is not None and not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+                                    and 0 < seconds < math.inf):
+        raise ValueError(f"seconds={seconds!r} must be a finite number > 0 (or None: no time budget)")
+    deadline = None if seconds is None else time.monotonic() + seconds
     start = time.perf_counter()
     if p == 0.5:
         return EpsilonBracket(k, m, p, d, 0.0, 0.0, "chain", 1, time.perf_counter() - start)
@@ -291,8 +311,15 @@ def chain_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, target
     best: EpsilonBracket | None = None
     cells = 0
     for _ in range(passes):
-        up = chain_laws(k, m, p, h, True, floor=d * 1e-14, cell_limit=cell_limit)
-        down = chain_laws(k, m, p, h, False, floor=d * 1e-14, cell_limit=cell_limit) if up else None
+        try:
+            up = chain_laws(k, m, p, h, True, floor=d * 1e-14, cell_limit=cell_limit, deadline=deadline)
+            down = chain_laws(k, m, p, h, False, floor=d * 1e-14, cell_limit=cell_limit,
+                              deadline=deadline) if up else None
+        except ChainBudgetExceeded:
+            if best is None:
+                raise ChainBudgetExceeded(f"the category chains ran past their time budget of {seconds:g} s "
+                                          "before a first bracket") from None
+            break
         if up is None or down is None:
             break
         cells = max(cells, up.cells, down.cells)

@@ -365,9 +365,11 @@ def _rows_for(m: int, p: float, y_d: int) -> list[tuple[int, str]]:
 @click.option("--simulate", "n_simu", type=Integer(0, None), default=0,
               help="also run the document's Monte Carlo with this many draws (0: none; else >= 10, memory-bounded)")
 @click.option("--seed", type=Integer(0, 2**63 - 1), default=None, help="seed of the simulation (reproducible)")
+@click.option("--time-budget", "chain_seconds", type=Real(1, 10**6), default=120.0, show_default=True,
+              help="seconds for the category chains, where they run (many publishers)")
 @output_path("--json", "json_path", help="also write the results as JSON")
 def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: int, r_cap: float, n_simu: int,
-            seed: int | None, json_path: str | None) -> None:
+            seed: int | None, chain_seconds: float, json_path: str | None) -> None:
     """Many Bloom filters: certified ε(δ) by hockey-stick and by the quantile rule (Part III)."""
     from vetdp.buffling.bounds import many_bf_epsilon
     from vetdp.buffling.many_bf import many_bf_distribution
@@ -394,7 +396,13 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
                              ), dist.method
     if e is None and not half:
         with err.status("certified ε(δ), the grid laws not reaching δ ...") if err.is_terminal else _nothing():
-            b = _run(lambda: certified_epsilon(n_pub, n_bit, flip_prob, delta, grid_bits=grid_bits, r_cap=r_cap))
+            try:
+                b = certified_epsilon(n_pub, n_bit, flip_prob, delta, grid_bits=grid_bits, r_cap=r_cap,
+                                      chain_seconds=chain_seconds)
+            except ArithmeticError as why:
+                _fail(ArithmeticError(f"{why}; raise --time-budget" if "time budget" in str(why) else str(why)))
+            except (ValueError, TypeError) as why:
+                _fail(why)
         hockey_method = {"enumeration": f"exact enumeration of {b.work} logo counts",
                          "conditional": f"conditional ({b.work} prefixes)",
                          "coupling": f"grid laws with --r-cap raised ({b.work} cells)",
@@ -410,7 +418,7 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
                 finer = None if c is None else (c.lower, c.upper, f"conditional ({c.work} prefixes)")
                 if c is None and e.hockey_upper - e.hockey_lower > CHAIN_TARGET * e.hockey_upper:
                     try:  # a numerical limit of the chains: the grid laws' certified bracket stands alone
-                        c = chain_epsilon(n_pub, n_bit, flip_prob, delta)
+                        c = chain_epsilon(n_pub, n_bit, flip_prob, delta, seconds=chain_seconds)
                     except ArithmeticError:
                         c = None
                     finer = None if c is None else (c.lower, c.upper, f"category chains ({c.work} cells)")
