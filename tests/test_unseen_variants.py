@@ -502,3 +502,22 @@ def test_every_variant_is_documented_and_judged_here():
                 wrong += doc.startswith("Defect:")
                 sound += doc.startswith("Sound:")
     assert wrong >= 8 and sound >= 10, (wrong, sound)
+
+
+def test_an_accountant_pair_that_raises_loses_no_other_clause():
+    # the spec's accountant pair is code too: when it raises, privacy.dominated is an engine error naming it, and the
+    # clauses computed beside it (the map's, the other curves') still stand: enumerated, by structure, and opaque
+    from tests.mutants import foreign_variants
+
+    def broken(p):
+        raise ZeroDivisionError("the accountant's pair")
+
+    for spec_name, params, ctor, cfg in (
+            (BV, _bv(4, 2, 0.5), None, CHECK), (BV, _bv(128, 8, 0.5), None, CHECK),
+            (RR, {"categories": ["a", "b", "c"], "prob": 0.5}, foreign_variants.rr_random, VERIFY)):
+        spec = dataclasses.replace(find_spec(spec_name), accountant_pair=broken)
+        results = {r.check: r for r in check_measurement_spec(spec, ctor, cfg=cfg, only_params=params)}
+        for clause in ("privacy.sound", "privacy.rdp", "privacy.pld"):
+            assert results[clause].status is Status.PASS, (spec_name, params, clause, results[clause].message)
+        assert "privacy.dominated" not in results
+        assert "engine error in privacy.dominated: ZeroDivisionError" in results["engine"].message

@@ -286,7 +286,11 @@ def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable
 
     if spec.accountant_pair is None:
         return {}
-    pair_at = pair_enclosure(spec.accountant_pair(params))
+    pair = spec.accountant_pair(params)
+    if pair is None:
+        return {"privacy.dominated": Finding(True, "not checked: the spec states no accountant pair for these "
+                                             "parameters", skipped=True)}
+    pair_at = pair_enclosure(pair)
     verdict = decide_domination(code_pairs(), pair_at)
     if verdict.holds:
         return {"privacy.dominated": Finding(

@@ -443,6 +443,8 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     function, domain = parts
     k = domain.length
 
+    found: list = []  # the structure, for the curve clauses (each run on its own: one failure loses no other)
+
     def decide() -> dict[str, Finding]:
         try:
             structure = discover_product_structure(function, k)
@@ -456,10 +458,7 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
         worst = worst_pair(structure, domain)
         out = privacy_findings(spec, inner, {}, params, worst=worst)
         out |= distance_findings(spec, inner, {}, params, worst=worst)
-        out |= rdp_findings(spec, params, lambda a, prec: renyi_worst(structure, domain, a, prec))
-        out |= pld_findings(spec, inner, params, lambda eps: worst_delta(structure, domain, eps))
-        out |= dominance_findings(spec, params, lambda: [
-            (privacy_loss_distribution(structure, x, x2), x, x2) for x, x2 in pair_classes(structure, domain)])
+        found.append(structure)
         out["randomness.through_primitives"] = Finding(
             True, f"all randomness flows through vetdp's primitives: one symbolic run shows the output as a product "
             f"of {k} coordinates, each a function of its own input bit and its own draws, confirmed by "
@@ -470,7 +469,14 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
                                                  skipped=True)
         return out
 
-    c.run(exact, decide)
+    if c.run(exact, decide) and found:
+        structure = found[0]
+        c.run(("privacy.rdp",), lambda: rdp_findings(
+            spec, params, lambda a, prec: renyi_worst(structure, domain, a, prec)))
+        c.run(("privacy.pld",), lambda: pld_findings(
+            spec, inner, params, lambda eps: worst_delta(structure, domain, eps)))
+        c.run(("privacy.dominated",), lambda: dominance_findings(spec, params, lambda: [
+            (privacy_loss_distribution(structure, x, x2), x, x2) for x, x2 in pair_classes(structure, domain)]))
     return True
 
 
@@ -636,21 +642,26 @@ def _opaque(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunC
 
     beta = audit_beta if audit_beta is not None else cfg.audit_beta
 
+    references: list = []  # the law the code should have, for the curve clauses (each run on its own)
+
     def map_findings() -> dict[str, Finding]:
         out = opaque_findings(spec, m, params, inputs, cfg, beta=beta, audit=False)
         if "privacy.sound" in out and not out["privacy.sound"].skipped:  # an exact truth exists: the map's range
             reference = reference_laws(spec, params, inputs, cfg.budget)[0]
             out.update(distance_findings(spec, m, reference, params))
-            if len(reference) >= 2:
-                pairs = pairs_within(spec, params, list(reference), 1)
-                out.update(_with_note(rdp_findings(spec, params, lambda a, prec: renyi_worst_of_laws(
-                    reference, a, prec, pairs)) | pld_findings(spec, m, params, lambda eps: worst_delta_of_laws(
-                        reference, eps, pairs)) | dominance_findings(spec, params, lambda: [
-                            (pld_of_terms(t), x, xp) for t, x, xp in pair_terms(reference, pairs)]),
-                    "against the law opaque code should have (its own is not observable)"))
+            references.append(reference)
         return out
 
-    c.run(("privacy.sound", "privacy.tight"), map_findings)
+    if c.run(("privacy.sound", "privacy.tight"), map_findings) and references and len(references[0]) >= 2:
+        reference = references[0]
+        pairs = pairs_within(spec, params, list(reference), 1)
+        note = "against the law opaque code should have (its own is not observable)"
+        c.run(("privacy.rdp",), lambda: _with_note(rdp_findings(
+            spec, params, lambda a, prec: renyi_worst_of_laws(reference, a, prec, pairs)), note))
+        c.run(("privacy.pld",), lambda: _with_note(pld_findings(
+            spec, m, params, lambda eps: worst_delta_of_laws(reference, eps, pairs)), note))
+        c.run(("privacy.dominated",), lambda: _with_note(dominance_findings(spec, params, lambda: [
+            (pld_of_terms(t), x, xp) for t, x, xp in pair_terms(reference, pairs)]), note))
     c.run(("audit.distribution",), lambda: opaque_audit(spec, m, params, inputs, cfg, beta))
 
 

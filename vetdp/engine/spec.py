@@ -96,7 +96,8 @@ class MeasurementSpec:
     # probability under the first law, exact Fractions), or a callable prec -> (lower, upper) such PLDs of rational
     # pairs enclosing it in Blackwell's order (e.g. vetdp.accounting's RRFamily.pair_plds); privacy.dominated
     # decides that every pair of the code's neighbouring laws is a garbling of it, which bounds every RDP order,
-    # zCDP, δ(ε) and composition the accountant computes. None: no such claim to check
+    # zCDP, δ(ε) and composition the accountant computes. None (or None for some parameters, e.g. ones outside the
+    # constructor's range that a library accepts): no such claim to check
     accountant_pair: Callable[[Params], Any] | None = None
     # the input metric's distance between two inputs; None: the discrete distance (0 if equal, else 1)
     distance: Callable[[Params, Any, Any], int] | None = None

@@ -51,8 +51,12 @@ def law(p, v):
 
 def accountant_pair(p):
     """The worst pair an OUE accountant composes with: two values v, v' differ in two bits, v's (1 with probability
-    1/2 under v, q under v') and v''s (q under v, 1/2 under v'); the other bits have one law under both."""
-    q, half = Fraction(oue_flip_probability(p["epsilon"])), Fraction(1, 2)
+    1/2 under v, q under v') and v''s (q under v, 1/2 under v'); the other bits have one law under both. None
+    for an ε outside (0, MAX_EPSILON], which a library under audit may accept: there is no accountant for it."""
+    eps = p["epsilon"]
+    if not (isinstance(eps, float) and 0 < eps <= MAX_EPSILON):
+        return None
+    q, half = Fraction(oue_flip_probability(eps)), Fraction(1, 2)
 
     def bit(one, b):
         return one if b else 1 - one
