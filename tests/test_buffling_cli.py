@@ -144,14 +144,18 @@ def test_one_bf_certified_mode_gives_a_hockey_stick_bracket_per_y_d(tmp_path):
         assert 0 < row["lower"] <= row["upper"] <= row["lower"] * (1 + 1e-6)
 
 
-def test_privacy_uses_the_category_chains_where_the_grid_laws_are_wide(tmp_path):
+def _chain_bracket(tmp_path, options: list[str]) -> tuple[float, float]:
+    """`buffling privacy` with ``options``: its hockey-stick bracket, which must come from the category chains."""
     out = tmp_path / "p.json"
-    r = run(["privacy", "--n-pub", "4", "--n-bit", "100000", "--flip-prob", "0.2", "--delta", "1e-6",
-             "--json", str(out)])
+    r = run(["privacy", *options, "--json", str(out)])
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
-    lo, hi = doc["hockey"]
     assert doc["hockey_method"].startswith("category chains"), doc["hockey_method"]
+    return tuple(doc["hockey"])
+
+
+def test_privacy_uses_the_category_chains_where_the_grid_laws_are_wide(tmp_path):
+    lo, hi = _chain_bracket(tmp_path, ["--n-pub", "4", "--n-bit", "100000", "--flip-prob", "0.2", "--delta", "1e-6"])
     assert 0 < lo <= hi <= lo * 1.01  # within 1% (the grid laws alone: about 4%)
 
 
@@ -195,11 +199,5 @@ def test_privacy_at_eight_publishers_gives_a_certified_bracket(tmp_path):
     # k = 8, m = 1000 (beyond the seed's grid) used to end in exit 2: a chain bucket wider than the columns left
     # named a count of 4.6e9 columns, whose binomial window failed. Capped, the chains certify a bracket; a refining
     # pass that would not end within the budget is not begun
-    out = tmp_path / "p.json"
-    r = run(["privacy", "--n-pub", "8", "--n-bit", "1000", "--flip-prob", "0.1", "--time-budget", "5",
-             "--json", str(out)])
-    assert r.exit_code == 0, r.output
-    doc = json.loads(out.read_text())
-    lo, hi = doc["hockey"]
-    assert doc["hockey_method"].startswith("category chains"), doc["hockey_method"]
+    lo, hi = _chain_bracket(tmp_path, ["--n-pub", "8", "--n-bit", "1000", "--flip-prob", "0.1", "--time-budget", "5"])
     assert 10 < lo < hi <= 8 * math.log(9) * (1 + 1e-12)  # at most the pure ε of eight coordinates of ratio 9
