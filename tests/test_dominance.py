@@ -15,16 +15,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from vetdp.accounting.curves import RRFamily, rappor_curve, rr_product_pld
-from vetdp.engine.dominance import (
-    Excess,
-    decide_domination,
-    first_excess,
-    hockey_profile,
-    pair_enclosure,
-    pld_of_laws,
-    pld_of_terms,
-)
-from vetdp.engine.structure import convolve, coordinate_pld, joint_terms
+from vetdp.engine.dominance import Excess, decide_domination, first_excess, pair_enclosure, pld_of_laws
+from vetdp.engine.structure import convolve, coordinate_pld, delta_at_ratio, joint_terms, pld_of_terms
 
 
 def law(weights: list[int]) -> dict[int, Fraction]:
@@ -49,7 +41,7 @@ pairs = st.integers(2, 4).flatmap(lambda n: st.tuples(
 @given(pairs, st.fractions(min_value=0, max_value=20, max_denominator=7))
 def test_the_profile_of_a_pairs_pld_is_the_hockey_stick_sum_over_its_laws(pair, s):
     p, q = law(pair[0]), law(pair[1])
-    assert hockey_profile(pld_of(p, q), [s]) == [direct_delta(p, q, s)]
+    assert delta_at_ratio(pld_of(p, q), s) == direct_delta(p, q, s)
 
 
 @given(pairs, st.integers(1, 4), st.data())
@@ -193,7 +185,7 @@ def test_the_product_structures_pair_classes_give_the_worst_delta_of_every_pair_
     kinks = sorted({Fraction(0)} | {r for r in bound if r is not None})
 
     def worst(pairs):
-        return [max(col) for col in zip(*(hockey_profile(p, kinks) for p, _, _ in pairs), strict=True)]
+        return [max(delta_at_ratio(p, s) for p, _, _ in pairs) for s in kinks]
 
     assert worst(by_structure) == worst(by_brute_force)
     holds = decide_domination(by_structure, family.pair_plds).holds

@@ -200,7 +200,8 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     grid laws of :func:`vetdp.buffling.many_bf.many_bf_distribution` (``r_cap`` raised 16-fold, up to 2^40, while
     the grid does not reach δ), and where their bracket is wider than ``CHAIN_TARGET`` (0.8%) the monotone category
     chains (:func:`vetdp.buffling.category_chain.chain_epsilon`), intersected with the grid laws' bracket when both
-    exist. ArithmeticError when neither gives a bracket. ``chain_seconds``: the chains' time budget (None: none).
+    exist. ArithmeticError when neither gives a bracket (:class:`~vetdp.buffling.category_chain.ChainBudgetExceeded`
+    when the chains ran out of time). ``chain_seconds``: the chains' time budget (None: none).
     """
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     d = check_delta(delta)
@@ -211,7 +212,7 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     r = conditional_epsilon(k, m, p, d, limit=check_int("prefix_limit", prefix_limit, lo=1, hi=10**8))
     if r is not None:
         return r
-    from vetdp.buffling.category_chain import chain_epsilon
+    from vetdp.buffling.category_chain import ChainBudgetExceeded, chain_epsilon
     from vetdp.buffling.many_bf import many_bf_distribution
 
     grid: tuple[float, float, int] | None = None
@@ -228,15 +229,17 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
         attempt += 1
     if grid is not None and (grid[1] == 0.0 or (grid[1] - grid[0]) / grid[1] <= CHAIN_TARGET):
         return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
+    failure: type[ArithmeticError] = ArithmeticError
     try:
         c, chain_failure = chain_epsilon(k, m, p, d, target=CHAIN_TARGET, seconds=chain_seconds), \
             "exceed their cell limit"
-    except ArithmeticError as why:  # a numerical limit of the chains' binomial windows: no chain bracket here
+    except ArithmeticError as why:  # out of time, or a numerical limit of the binomial windows: no chain bracket
         c, chain_failure = None, f"failed ({why})"
+        failure = type(why) if isinstance(why, ChainBudgetExceeded) else ArithmeticError
     if c is None:
-        if grid is None:
-            raise ArithmeticError(f"no certified bracket for n_pub={k} n_bit={m} flip_prob={p}: the grid laws do "
-                                  f"not reach this δ even at r_cap = 2^40 and the category chains {chain_failure}")
+        if grid is None:  # ChainBudgetExceeded when more time would have helped
+            raise failure(f"no certified bracket for n_pub={k} n_bit={m} flip_prob={p}: the grid laws do not reach "
+                          f"this δ even at r_cap = 2^40 and the category chains {chain_failure}")
         return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
     if grid is not None:  # two certified brackets: their intersection is one
         lo, hi = max(c.lower, grid[0]), min(c.upper, grid[1])

@@ -380,7 +380,7 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
             raise click.BadParameter(f"{n_simu} must be 0 (no simulation) or >= 10", param_hint="--simulate")
         _check_simulation("--simulate", n_pub, n_simu)
     from vetdp.buffling.bounds import CHAIN_TARGET, certified_epsilon
-    from vetdp.buffling.category_chain import chain_epsilon
+    from vetdp.buffling.category_chain import ChainBudgetExceeded, chain_epsilon
     from vetdp.buffling.logo_counts import conditional_epsilon, exact_epsilon, exact_is_cheap
 
     err = Console(stderr=True)
@@ -399,9 +399,9 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
             try:
                 b = certified_epsilon(n_pub, n_bit, flip_prob, delta, grid_bits=grid_bits, r_cap=r_cap,
                                       chain_seconds=chain_seconds)
-            except ArithmeticError as why:
-                _fail(ArithmeticError(f"{why}; raise --time-budget" if "time budget" in str(why) else str(why)))
-            except (ValueError, TypeError) as why:
+            except ChainBudgetExceeded as why:  # more time would have helped: say which option gives it
+                _fail(ArithmeticError(f"{why}; raise --time-budget"))
+            except (ValueError, TypeError, ArithmeticError) as why:
                 _fail(why)
         hockey_method = {"enumeration": f"exact enumeration of {b.work} logo counts",
                          "conditional": f"conditional ({b.work} prefixes)",

@@ -267,21 +267,12 @@ def pld_findings(spec: MeasurementSpec, m: Any, params: dict,
                                    slack=worst_slack[0])}
 
 
-def _log_float(s: Fraction) -> float:
-    """ln s to the nearest float, for a message (-inf at 0)."""
-    import mpmath
-
-    if s == 0:
-        return -math.inf
-    with mpmath.workprec(80):
-        return float(mpmath.log(mpmath.mpf(s.numerator) / s.denominator))
-
-
 def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable[[], list]) -> dict[str, Finding]:
     """``privacy.dominated``: every pair of the code's neighbouring laws (``code_pairs()``: (pld, x, x') each, over
     the enumerated laws or a product structure's dominating classes) is a garbling of the spec's accountant pair,
     decided exactly at every kink of the hockey-stick curves (:mod:`vetdp.engine.dominance`). Passing bounds the
     code's whole RDP curve, zCDP ρ, δ(ε) at every ε and every composition by the accountant's."""
+    from vetdp.arith.rounding import ln_bracket
     from vetdp.engine.dominance import decide_domination, pair_enclosure
 
     if spec.accountant_pair is None:
@@ -305,7 +296,7 @@ def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable
     reverse = 0 < e.threshold < 1  # report e^ε >= 1: the same excess, the two inputs (and the pair's laws) swapped
     if reverse:
         e, x, xp = e.mirrored(), xp, x
-    eps = _log_float(e.threshold)
+    eps = -math.inf if e.threshold == 0 else float(ln_bracket(e.threshold, 80)[1])  # for the message
     witness = {"epsilon": eps, "threshold": float(e.threshold),
                "code_delta": float(e.code_delta), "pair_delta": float(e.bound_delta), "x": show(x), "x_prime": show(xp)}
     return {"privacy.dominated": Finding(

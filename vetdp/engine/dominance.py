@@ -20,25 +20,15 @@ None for Q = 0), which is all E_s depends on.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from vetdp.engine.structure import PLD, PairTerms, joint_terms
+from vetdp.engine.structure import PLD, delta_at_ratio, joint_terms, pld_of_terms
 
-__all__ = ["Excess", "pld_of_terms", "pld_of_laws", "hockey_profile", "first_excess", "Domination", "decide_domination",
+__all__ = ["Excess", "pld_of_laws", "first_excess", "Domination", "decide_domination",
            "pair_enclosure"]
-
-
-def pld_of_terms(terms: PairTerms) -> PLD:
-    """The privacy-loss distribution of a pair from its :func:`vetdp.engine.structure.joint_terms`."""
-    out: PLD = {}
-    for p, q, n in terms:
-        key = None if q == 0 else p / q
-        out[key] = out.get(key, Fraction(0)) + n * p
-    return out
 
 
 def pld_of_laws(first: Mapping[Any, Fraction], second: Mapping[Any, Fraction]) -> PLD:
@@ -61,24 +51,6 @@ def _check_pld(name: str, pld: Mapping) -> None:
             raise ValueError(f"{name}: the probability {mass} of ratio {r} must be a non-negative Fraction")
         if r is not None and (not isinstance(r, (int, Fraction)) or isinstance(r, bool) or r < 0):
             raise ValueError(f"{name}: the likelihood ratio {r} must be a Fraction >= 0 or None (Q = 0)")
-
-
-def hockey_profile(pld: PLD, points: Iterable[Fraction]) -> list[Fraction]:
-    """E_s(P‖Q) = Σ_{ratio r > s} P_r·(1 − s/r) + P(Q = 0), exactly, at each s of ``points``."""
-    atoms = sorted((r, m) for r, m in pld.items() if r is not None and m)
-    ratios = [r for r, _ in atoms]
-    above_p = [Fraction(0)] * (len(atoms) + 1)  # suffix sums: P-mass and Q-mass of the atoms from i on
-    above_q = [Fraction(0)] * (len(atoms) + 1)
-    for i in range(len(atoms) - 1, -1, -1):
-        r, m = atoms[i]
-        above_p[i] = above_p[i + 1] + m
-        above_q[i] = above_q[i + 1] + (m / r if r else Fraction(0))
-    infinite = pld.get(None, Fraction(0))
-    out = []
-    for s in points:
-        i = bisect.bisect_right(ratios, s)
-        out.append(infinite + above_p[i] - s * above_q[i])
-    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,7 +77,8 @@ def first_excess(code: PLD, bound: PLD) -> Excess | None:
     _check_pld("code", code)
     _check_pld("bound", bound)
     points = sorted({Fraction(0)} | {Fraction(r) for r in bound if r is not None})
-    for s, a, b in zip(points, hockey_profile(code, points), hockey_profile(bound, points), strict=True):
+    for s in points:
+        a, b = delta_at_ratio(code, s), delta_at_ratio(bound, s)
         if a > b:
             return Excess(s, a, b)
     return None

@@ -75,7 +75,6 @@ from vetdp.engine.clauses import (
     show,
     spec_law_at,
 )
-from vetdp.engine.dominance import pld_of_terms
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law, freeze
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
@@ -85,6 +84,7 @@ from vetdp.engine.structure import (
     discover_product_structure,
     pair_classes,
     pair_terms,
+    pld_of_terms,
     privacy_loss_distribution,
     renyi_worst,
     renyi_worst_of_laws,
@@ -471,13 +471,41 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
 
     if c.run(exact, decide) and found:
         structure = found[0]
-        c.run(("privacy.rdp",), lambda: rdp_findings(
-            spec, params, lambda a, prec: renyi_worst(structure, domain, a, prec)))
-        c.run(("privacy.pld",), lambda: pld_findings(
-            spec, inner, params, lambda eps: worst_delta(structure, domain, eps)))
-        c.run(("privacy.dominated",), lambda: dominance_findings(spec, params, lambda: [
-            (privacy_loss_distribution(structure, x, x2), x, x2) for x, x2 in pair_classes(structure, domain)]))
+        _curve_clauses(c, spec, inner, params, lambda a, prec: renyi_worst(structure, domain, a, prec),
+                       lambda eps: worst_delta(structure, domain, eps),
+                       lambda: [(privacy_loss_distribution(structure, x, x2), x, x2)
+                                for x, x2 in pair_classes(structure, domain)])
     return True
+
+
+def _curve_clauses(c: _Clauses, spec: MeasurementSpec, m: Any, params: dict,
+                   renyi_at: Callable[[Fraction, int], Any], delta_at: Callable[[Fraction], Any],
+                   code_plds: Callable[[], list], note: str | None = None) -> None:
+    """privacy.rdp, privacy.pld and privacy.dominated (where the spec states their curves), each in its own clause
+    run so that one failure (e.g. a spec's accountant raising) loses no other; ``note`` is added to each message."""
+    def noted(findings: dict[str, Finding]) -> dict[str, Finding]:
+        return _with_note(findings, note) if note else findings
+
+    c.run(("privacy.rdp",), lambda: noted(rdp_findings(spec, params, renyi_at)))
+    c.run(("privacy.pld",), lambda: noted(pld_findings(spec, m, params, delta_at)))
+    c.run(("privacy.dominated",), lambda: noted(dominance_findings(spec, params, code_plds)))
+
+
+def _curve_clauses_of_laws(c: _Clauses, spec: MeasurementSpec, m: Any, params: dict, dists: dict,
+                           note: str | None = None) -> None:
+    """:func:`_curve_clauses` over the neighbouring pairs of exact laws, their joint probabilities grouped once."""
+    if (spec.rdp_curve, spec.delta_curve, spec.accountant_pair) == (None, None, None) or len(dists) < 2:
+        return
+    terms: list = []
+
+    def pair_terms_once() -> list:
+        if not terms:
+            terms.extend(pair_terms(dists, pairs_within(spec, params, list(dists), 1)))
+        return terms
+
+    _curve_clauses(c, spec, m, params, lambda a, prec: renyi_worst_of_laws(None, a, prec, terms=pair_terms_once()),
+                   lambda eps: worst_delta_of_laws(None, eps, terms=pair_terms_once()),
+                   lambda: [(pld_of_terms(t), x, xp) for t, x, xp in pair_terms_once()], note)
 
 
 CLASSES_FROM_OUTPUTS = 4096  # laws with this many outputs are compared by classes of equal probability
@@ -539,33 +567,17 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
         c.run(("function.law",), check_law)
     if exact:
         classed: list = []  # (worst pair, coverage note) when the laws are compared by classes
-
-        def noted(findings: dict[str, Finding]) -> dict[str, Finding]:  # classes rest on the enumerated inputs only
-            return _with_note(findings, classed[1]) if classed else findings
-
+        note = None  # classes rest on the enumerated inputs only: every privacy clause then says so
         if c.run(("privacy.sound", "privacy.tight"), lambda: _class_decision(spec, dists, classed)) and classed:
-            worst = classed[0]
+            worst, note = classed
             c.run(("privacy.sound", "privacy.tight"),
-                  lambda: noted(privacy_findings(spec, m, dists, params, worst=worst)))
+                  lambda: _with_note(privacy_findings(spec, m, dists, params, worst=worst), note))
             c.run(("privacy.distance", "privacy.monotone"),
-                  lambda: noted(distance_findings(spec, m, dists, params, worst=worst)))
+                  lambda: _with_note(distance_findings(spec, m, dists, params, worst=worst), note))
         elif "privacy.sound" not in c.out:
             c.run(("privacy.sound", "privacy.tight"), lambda: privacy_findings(spec, m, dists, params))
             c.run(("privacy.distance", "privacy.monotone"), lambda: distance_findings(spec, m, dists, params))
-        if (spec.rdp_curve, spec.delta_curve, spec.accountant_pair) != (None, None, None) and len(dists) >= 2:
-            terms: list = []  # the pairs' joint probabilities, computed once for both clauses
-
-            def pair_terms_once() -> list:
-                if not terms:
-                    terms.extend(pair_terms(dists, pairs_within(spec, params, list(dists), 1)))
-                return terms
-
-            c.run(("privacy.rdp",), lambda: noted(rdp_findings(
-                spec, params, lambda a, prec: renyi_worst_of_laws(None, a, prec, terms=pair_terms_once()))))
-            c.run(("privacy.pld",), lambda: noted(pld_findings(
-                spec, m, params, lambda eps: worst_delta_of_laws(None, eps, terms=pair_terms_once()))))
-            c.run(("privacy.dominated",), lambda: noted(dominance_findings(
-                spec, params, lambda: [(pld_of_terms(t), x, xp) for t, x, xp in pair_terms_once()])))
+        _curve_clauses_of_laws(c, spec, m, params, dists, note)
         c.out["errors.data_independent"] = data_independent_errors(dists)
         return
     c.run(("privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone"),
@@ -652,16 +664,9 @@ def _opaque(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cfg: RunC
             references.append(reference)
         return out
 
-    if c.run(("privacy.sound", "privacy.tight"), map_findings) and references and len(references[0]) >= 2:
-        reference = references[0]
-        pairs = pairs_within(spec, params, list(reference), 1)
-        note = "against the law opaque code should have (its own is not observable)"
-        c.run(("privacy.rdp",), lambda: _with_note(rdp_findings(
-            spec, params, lambda a, prec: renyi_worst_of_laws(reference, a, prec, pairs)), note))
-        c.run(("privacy.pld",), lambda: _with_note(pld_findings(
-            spec, m, params, lambda eps: worst_delta_of_laws(reference, eps, pairs)), note))
-        c.run(("privacy.dominated",), lambda: _with_note(dominance_findings(spec, params, lambda: [
-            (pld_of_terms(t), x, xp) for t, x, xp in pair_terms(reference, pairs)]), note))
+    if c.run(("privacy.sound", "privacy.tight"), map_findings) and references:
+        _curve_clauses_of_laws(c, spec, m, params, references[0],
+                               "against the law opaque code should have (its own is not observable)")
     c.run(("audit.distribution",), lambda: opaque_audit(spec, m, params, inputs, cfg, beta))
 
 

@@ -49,8 +49,8 @@ from vetdp.sampling.sources import BranchingSource, use_source
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
-           "privacy_loss_distribution", "delta_at_ratio", "pair_classes", "worst_delta", "worst_delta_of_laws",
-           "pair_terms", "joint_terms"]
+           "privacy_loss_distribution", "pld_of_terms", "delta_at_ratio", "pair_classes", "worst_delta",
+           "worst_delta_of_laws", "pair_terms", "joint_terms"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
 
@@ -711,6 +711,15 @@ def privacy_loss_distribution(structure: ProductStructure, x: Sequence[bool], x_
     return out
 
 
+def pld_of_terms(terms: PairTerms) -> PLD:
+    """The privacy-loss distribution of a pair from its :func:`joint_terms`."""
+    out: PLD = {}
+    for p, q, n in terms:
+        key = None if q == 0 else p / q
+        out[key] = out.get(key, Fraction(0)) + n * p
+    return out
+
+
 def delta_at_ratio(pld: PLD, threshold: Fraction) -> Fraction:
     """δ at e^ε = ``threshold``: Σ_y max(0, P(y) − threshold·Q(y)) = Σ_r P(r)·max(0, 1 − threshold/r), exactly."""
     total = Fraction(0)
@@ -796,15 +805,12 @@ def worst_delta_of_laws(dists: dict[Any, dict[Any, Fraction]] | None, epsilon: f
     from vetdp.arith.rounding import exp_bracket
 
     _check_epsilon(epsilon)
-    groups = [group for group, _, _ in (terms if terms is not None else pair_terms(dists or {}, pairs))]
+    plds = [pld_of_terms(group) for group, _, _ in (terms if terms is not None else pair_terms(dists or {}, pairs))]
     eps = Fraction(epsilon)
-
-    def delta(group: PairTerms, e: Fraction) -> Fraction:
-        return sum((n * (p - e * q) for p, q, n in group if p > e * q), Fraction(0))
 
     def enclose(prec: int) -> tuple[Fraction, Fraction]:
         e_lo, e_hi = exp_bracket(eps, prec) if eps else (Fraction(1), Fraction(1))
-        return (max((delta(g, e_hi) for g in groups), default=Fraction(0)),
-                max((delta(g, e_lo) for g in groups), default=Fraction(0)))
+        return (max((delta_at_ratio(p, e_hi) for p in plds), default=Fraction(0)),
+                max((delta_at_ratio(p, e_lo) for p in plds), default=Fraction(0)))
 
     return enclose
