@@ -145,6 +145,16 @@ def load_refs(refs: Iterable[str]) -> list[tuple[str, Callable]]:
     return out
 
 
+def z3_rlimit_option(f: Callable) -> Callable:
+    """``--z3-rlimit N``: z3 resource units per obligation query (a count of z3's work, never seconds)."""
+    from vetdp.obligations.limits import DEEP_Z3_RLIMIT, DEFAULT_Z3_RLIMIT, RLIMIT_OPTION
+
+    return click.option(RLIMIT_OPTION, "z3_rlimit", type=click.IntRange(min=1), default=None, metavar="N",
+                        help=f"z3 resource units per proof obligation query, a count of z3's work (never seconds), "
+                             f"so the verdict is the same on any machine (default {DEFAULT_Z3_RLIMIT:_}, "
+                             f"{DEEP_Z3_RLIMIT:_} with --deep); an obligation that spends it is undecided.")(f)
+
+
 def project_option(f: Callable) -> Callable:
     """``--project DIR``: use the ``[tool.vetdp]`` table of DIR/pyproject.toml instead of looking upward from the
     working directory."""
@@ -258,14 +268,15 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
                    "nothing is an error (exit 2).")
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--seed", default=0, show_default=True, help="Seed for the reproducible parts of the run.")
+@z3_rlimit_option
 @click.option("--config", "config_path",
               help="Gate configuration file with a [gate] table (default: the project's [tool.vetdp] gate).")
 @project_option
 @dask_options
 @report_options
-def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, project_dir: str | None,
-          workers: int | None, scheduler: str | None, json_path: str | None, junit_path: str | None,
-          markdown_path: str | None) -> None:
+def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, config_path: str | None,
+          project_dir: str | None, workers: int | None, scheduler: str | None, json_path: str | None,
+          junit_path: str | None, markdown_path: str | None) -> None:
     """Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error.
 
     The project is the nearest pyproject.toml with a [tool.vetdp] table (or --project DIR); without one, vetdp's
@@ -278,7 +289,7 @@ def check(pattern: str | None, deep: bool, seed: int, config_path: str | None, p
         with project_scope(project_dir) as project:
             gate = _gate_config(config_path, project)
             options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
-                                   loose_map_warns=gate.get("loose_map", "fail") == "warn")
+                                   loose_map_warns=gate.get("loose_map", "fail") == "warn", z3_rlimit=z3_rlimit)
             specs = discover_specs(project)  # a spec module that cannot be imported is a usage error, up front
             load_refs(r for r in project.providers if r != PROOFS_PROVIDER)  # a broken provider too
             if pattern:

@@ -29,6 +29,7 @@ class CheckOptions:
     seed: int = 0
     deep_only: tuple[str, ...] = ()  # globs of checks that run only with --deep (ci/gate.toml)
     loose_map_warns: bool = False  # [gate] loose_map = "warn": a sound but loose map is a warning, not a failure
+    z3_rlimit: int | None = None  # --z3-rlimit: z3 resource units per obligation query (None: the default)
 
     def selected(self, name: str) -> bool:
         """Whether the check called ``name`` (e.g. ``randomized_response::privacy``) is selected."""

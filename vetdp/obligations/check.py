@@ -7,6 +7,11 @@ Obligation ids:
   :mod:`vetdp.obligations.z3encode`;
 * ``contract.<op>``: the primitive ``op`` meets the contract the encoding assumes.
 
+z3 is bounded by a resource limit (``rlimit``: z3's count of its own work), never by time, so an obligation gets
+the same verdict on a loaded CI runner and an idle laptop: ``DEFAULT_Z3_RLIMIT`` per query, ``DEEP_Z3_RLIMIT`` with
+``--deep``, or what ``--z3-rlimit N`` says (:mod:`vetdp.obligations.limits`). An obligation that spends its limit
+is "unknown" with a reason naming the option.
+
 A refuted z3 query comes with z3's model and, when the witness search finds one, a
 concrete float input confirmed with mpmath (``confirmed``). For the seeds' naive
 constants (``naive.*``) a confirmed refutation is the expected finding.
@@ -21,14 +26,14 @@ from collections.abc import Iterable
 from vetdp.arith.expr import Op, Var
 from vetdp.obligations import constants as C
 from vetdp.obligations.contracts import cast_obligation, float64_gap_obligation, op_contract
+from vetdp.obligations.limits import DEEP_Z3_RLIMIT, DEFAULT_Z3_RLIMIT, z3_rlimit
 from vetdp.obligations.witness import find_witness
 from vetdp.obligations.z3encode import ConstantSpec, Encoding, run_query
 
 __all__ = ["ObligationResult", "run_constant", "run_contract", "run_obligation", "obligation_ids",
-           "run_all", "contract_ops", "run_spec", "constant_obligations"]
+           "run_all", "contract_ops", "run_spec", "constant_obligations", "z3_rlimit", "DEFAULT_Z3_RLIMIT",
+           "DEEP_Z3_RLIMIT"]
 
-DEFAULT_TIMEOUT_S = 20.0
-DEEP_TIMEOUT_S = 120.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +48,7 @@ class ObligationResult:
     counterexample: dict | None = None  # z3's model (rounding-model level), as text
     witness: dict | None = None  # a concrete float input confirmed with mpmath
     confirmed: bool | None = None  # refuted only: was a concrete witness found?
+    rlimit_used: int | None = None  # z3 resource units spent (None: not a z3 query, e.g. an mpmath contract)
 
     @property
     def proved(self) -> bool:
@@ -74,24 +80,26 @@ def contract_ops(spec: ConstantSpec) -> list[str]:
 
 
 @functools.cache
-def run_constant(cid: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[ObligationResult, ...]:
+def run_constant(cid: str, rlimit: int = DEFAULT_Z3_RLIMIT) -> tuple[ObligationResult, ...]:
     """Every obligation of the registered constant ``cid`` (casts, steps, sound, range), cached."""
-    return run_spec(C.constant(cid), timeout_s)
+    return run_spec(C.constant(cid), rlimit)
 
 
-def run_spec(spec: ConstantSpec, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[ObligationResult, ...]:
-    """Every obligation of ``spec``; a refutation carries z3's model and, if found, a confirmed witness."""
+def run_spec(spec: ConstantSpec, rlimit: int = DEFAULT_Z3_RLIMIT) -> tuple[ObligationResult, ...]:
+    """Every obligation of ``spec``, each z3 query within ``rlimit`` resource units; a refutation carries z3's
+    model and, if found, a confirmed witness."""
     cid = spec.id
     out: list[ObligationResult] = []
     for v in sorted({n for n in spec.expr.walk() if isinstance(n, Var) and n.kind == "int"}, key=str):
         rng = spec.range_of(v.name)
-        status, dt, detail, cex = cast_obligation(v.name, int(rng.lo), int(rng.hi))
+        status, dt, used, detail, cex = cast_obligation(v.name, int(rng.lo), int(rng.hi), rlimit)
         out.append(ObligationResult(f"{cid}.cast.{v.name}", status, dt,
                                     f"every int {v.name} in [{rng.lo}, {rng.hi}] casts to float64 exactly",
-                                    detail, {k: str(x) for k, x in cex.items()} if cex else None))
+                                    detail, {k: str(x) for k, x in cex.items()} if cex else None,
+                                    rlimit_used=used))
     enc = Encoding(spec)
     for q in enc.queries():
-        o = run_query(q, timeout_s)
+        o = run_query(q, rlimit)
         witness, confirmed = None, None
         if o.status == "refuted":
             w = find_witness(spec, o.model, prefer_wrong_value=q.id == "sound")
@@ -101,10 +109,8 @@ def run_spec(spec: ConstantSpec, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[
             else:
                 confirmed = False
         reason = o.reason if o.status == "unknown" else ""
-        if o.status == "unknown":
-            reason = f"z3: {o.reason} after {o.seconds:.1f} s"
         out.append(ObligationResult(f"{cid}.{q.id}", o.status, o.seconds, _statement(spec, q.id), reason,
-                                    _model_text(o.model), witness, confirmed))
+                                    _model_text(o.model), witness, confirmed, o.rlimit_used))
     return tuple(out)
 
 
@@ -112,11 +118,13 @@ GAP_LEMMA = "float64_gap"  # contract.float64_gap: the rounding model follows fr
 
 
 @functools.cache
-def run_contract(op: str) -> ObligationResult:
+def run_contract(op: str, rlimit: int = DEFAULT_Z3_RLIMIT) -> ObligationResult:
+    """``contract.<op>``: the float64 gap lemma by z3 (within ``rlimit`` resource units), or a primitive's
+    contract on probe points (z3's IEEE semantics and mpmath; no solver search, so ``rlimit`` does not apply)."""
     if op == GAP_LEMMA:
-        status, dt, detail, cex = float64_gap_obligation()
+        status, dt, used, detail, cex = float64_gap_obligation(rlimit)
         return ObligationResult(f"contract.{op}", status, dt, "the rounding model of z3encode follows from IEEE 754's "
-                                "directed rounding and the float64 gap lemma", detail, cex)
+                                "directed rounding and the float64 gap lemma", detail, cex, rlimit_used=used)
     status, dt, detail, cex = op_contract(op)
     return ObligationResult(f"contract.{op}", status, dt, f"{op} meets its rounding contract", detail, cex)
 
@@ -137,26 +145,29 @@ def constant_obligations(cid: str) -> list[str]:
     return obligation_ids(cid) + [f"contract.{op}" for op in ops] + [f"contract.{GAP_LEMMA}"]
 
 
-def run_obligation(oid: str, deep: bool = False) -> ObligationResult:
-    """The result of one obligation by id (runs its constant's obligations, cached)."""
+def run_obligation(oid: str, deep: bool = False, rlimit: int | None = None) -> ObligationResult:
+    """The result of one obligation by id (runs its constant's obligations, cached), z3 within
+    :func:`z3_rlimit` (``deep``, ``rlimit``) resource units per query."""
+    limit = z3_rlimit(deep, rlimit)
     if oid.startswith("contract."):
-        return run_contract(oid.removeprefix("contract."))
+        return run_contract(oid.removeprefix("contract."), limit)
     for cid in C.all_specs():
         if oid.startswith(cid + "."):
-            for r in run_constant(cid, DEEP_TIMEOUT_S if deep else DEFAULT_TIMEOUT_S):
+            for r in run_constant(cid, limit):
                 if r.id == oid:
                     return r
     raise KeyError(f"obligation={oid!r} is not a known obligation id")
 
 
-def run_all(cids: Iterable[str] | None = None, deep: bool = False) -> list[ObligationResult]:
+def run_all(cids: Iterable[str] | None = None, deep: bool = False, rlimit: int | None = None) -> list[ObligationResult]:
     """All obligations of the given constants (default: every one) plus their op contracts."""
+    limit = z3_rlimit(deep, rlimit)
     out: list[ObligationResult] = []
     ops: set[str] = set()
     for cid in (cids if cids is not None else C.all_specs()):
-        out.extend(run_constant(cid, DEEP_TIMEOUT_S if deep else DEFAULT_TIMEOUT_S))
+        out.extend(run_constant(cid, limit))
         ops.update(contract_ops(C.constant(cid)))
-    out.extend(run_contract(op) for op in sorted(ops | {GAP_LEMMA}))
+    out.extend(run_contract(op, limit) for op in sorted(ops | {GAP_LEMMA}))
     return out
 
 

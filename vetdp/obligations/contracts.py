@@ -31,6 +31,7 @@ from vetdp.obligations.z3encode import (
     LN_OF_MIN_SUBNORMAL_LB,
     MAX_FLOAT,
     REL_ERR,
+    solve,
 )
 
 __all__ = ["cast_obligation", "op_contract", "axiom_facts", "PROBES", "float64_gap_obligation"]
@@ -55,30 +56,28 @@ def _within_model(direction: str, r: Fraction, x: Fraction) -> bool:
     return abs(r - x) <= err
 
 
-def cast_obligation(name: str, lo: int, hi: int) -> tuple[str, float, str, dict | None]:
-    """(status, seconds, detail, counterexample) for "every int in [lo, hi] casts exactly"."""
+def cast_obligation(name: str, lo: int, hi: int, rlimit: int) -> tuple[str, float, int, str, dict | None]:
+    """(status, seconds, z3 resource units spent, detail, counterexample) for "every int in [lo, hi] casts
+    exactly", decided by z3 within ``rlimit`` resource units."""
     n = z3.BitVec(name, 64)
     c = z3.fpToFPUnsigned(z3.RNE(), n, _F)
-    s = z3.Solver()
-    s.set("timeout", 20000)
-    s.add(z3.UGE(n, lo), z3.ULE(n, hi), z3.fpToUBV(z3.RTZ(), c, z3.BitVecSort(64)) != n)
-    t0 = time.perf_counter()
-    r = s.check()
-    dt = time.perf_counter() - t0
-    if r == z3.sat:
-        bad = s.model().eval(n).as_long()
-        return "refuted", dt, f"{name}={bad} does not convert to float64 exactly", {name: bad}
-    if r == z3.unknown:
-        return "unknown", dt, s.reason_unknown(), None
+    run = solve([z3.UGE(n, lo), z3.ULE(n, hi), z3.fpToUBV(z3.RTZ(), c, z3.BitVecSort(64)) != n], rlimit)
+    dt, used = run.seconds, run.rlimit_used
+    if run.result == z3.sat:
+        bad = run.solver.model().eval(n.translate(run.ctx)).as_long()
+        return "refuted", dt, used, f"{name}={bad} does not convert to float64 exactly", {name: bad}
+    if run.result == z3.unknown:
+        return "unknown", dt, used, run.unknown_reason(), None
     try:
         R.exact_int_to_float(name, 2**53 + 1)
     except R.FloatArithmeticError:
-        return "proved", dt, f"every {name} in [{lo}, {hi}] casts exactly; {name}=2**53+1 is rejected", None
-    return "refuted", dt, f"exact_int_to_float accepted {name}=2**53+1, which rounds", {name: 2**53 + 1}
+        return "proved", dt, used, f"every {name} in [{lo}, {hi}] casts exactly; {name}=2**53+1 is rejected", None
+    return "refuted", dt, used, f"exact_int_to_float accepted {name}=2**53+1, which rounds", {name: 2**53 + 1}
 
 
-def float64_gap_obligation(rel_bits: int = 52, timeout_ms: int = 60_000) -> tuple[str, float, str, dict | None]:
-    """(status, seconds, detail, counterexample) for the float64 gap lemma, proved by z3 over all bit patterns.
+def float64_gap_obligation(rlimit: int, rel_bits: int = 52) -> tuple[str, float, int, str, dict | None]:
+    """(status, seconds, z3 resource units spent, detail, counterexample) for the float64 gap lemma, proved by z3
+    over all bit patterns within ``rlimit`` resource units.
 
     Lemma: consecutive finite float64s a < b satisfy b − a <= min(|a|, |b|)·2^-52 + 2^-1074.
     With IEEE 754's definition of directed rounding (R = the least float >= x, or the
@@ -101,22 +100,19 @@ def float64_gap_obligation(rel_bits: int = 52, timeout_ms: int = 60_000) -> tupl
 
     e, a, s = parts(u)
     e_next, b, t = parts(u + 1)
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    solver.add(z3.Extract(63, 63, u) == 0, e != 2047, e_next != 2047, z3.Extract(63, 63, u + 1) == 0)
     d = t - s
     subnormal_ulp = z3.If(e == 0, z3.BitVecVal(1 << rel_bits, 64), z3.BitVecVal(0, 64))
-    solver.add(z3.Not(z3.And(z3.ULE(s, t), z3.ULE(d, 1), z3.ULE(((b << d) - a) << rel_bits, a + subnormal_ulp))))
-    t0 = time.perf_counter()
-    r = solver.check()
-    dt = time.perf_counter() - t0
-    if r == z3.unsat:
-        return "proved", dt, f"consecutive float64s differ by at most min(|a|,|b|)·2^-{rel_bits} + 2^-1074", None
-    if r == z3.sat:
-        bits = solver.model().eval(u).as_long()
+    run = solve([z3.Extract(63, 63, u) == 0, e != 2047, e_next != 2047, z3.Extract(63, 63, u + 1) == 0,
+                 z3.Not(z3.And(z3.ULE(s, t), z3.ULE(d, 1), z3.ULE(((b << d) - a) << rel_bits, a + subnormal_ulp)))],
+                rlimit)
+    dt, used = run.seconds, run.rlimit_used
+    if run.result == z3.unsat:
+        return "proved", dt, used, f"consecutive float64s differ by at most min(|a|,|b|)·2^-{rel_bits} + 2^-1074", None
+    if run.result == z3.sat:
+        bits = run.solver.model().eval(u.translate(run.ctx)).as_long()
         x = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
-        return "refuted", dt, f"the gap above {x!r} exceeds {x!r}·2^-{rel_bits} + 2^-1074", {"a": x}
-    return "unknown", dt, solver.reason_unknown(), None
+        return "refuted", dt, used, f"the gap above {x!r} exceeds {x!r}·2^-{rel_bits} + 2^-1074", {"a": x}
+    return "unknown", dt, used, run.unknown_reason(), None
 
 
 def _pairs(seed: int) -> list[tuple[float, float]]:

@@ -41,8 +41,10 @@ from fractions import Fraction
 import z3
 
 from vetdp.arith.expr import Const, Expr, Op, Var
+from vetdp.obligations.limits import rlimit_spent
 
-__all__ = ["VarRange", "ConstantSpec", "Encoding", "Query", "run_query", "MAX_FLOAT", "REL_ERR", "ABS_ERR"]
+__all__ = ["VarRange", "ConstantSpec", "Encoding", "Query", "run_query", "solve", "Z3Run", "MAX_FLOAT", "REL_ERR",
+           "ABS_ERR"]
 
 MAX_FLOAT = Fraction(2**1024 - 2**971)
 REL_ERR = Fraction(1, 2**52)  # one ulp relative (directed rounding moves less than an ulp)
@@ -118,29 +120,64 @@ class Query:
 class QueryOutcome:
     status: str  # "proved" | "refuted" | "unknown"
     seconds: float
+    rlimit_used: int  # z3 resource units the query spent (deterministic, see :func:`solve`)
     reason: str = ""
     model: dict | None = None  # variable name -> Fraction (refuted only)
 
 
-def run_query(q: Query, timeout_s: float) -> QueryOutcome:
-    """Decide ``q`` with z3 within ``timeout_s`` seconds (wall clock of the solver)."""
-    s = z3.Solver()
-    s.set("timeout", int(timeout_s * 1000))
-    s.add(*q.assumptions)
-    s.add(z3.Not(q.goal))
+@dataclasses.dataclass
+class Z3Run:
+    """One z3 check: the answer, the solver (its model when sat), the resource units spent, whether the limit
+    was what stopped it, and the seconds it took (reported, never a limit)."""
+
+    result: z3.CheckSatResult
+    solver: z3.Solver
+    ctx: z3.Context
+    rlimit: int
+    rlimit_used: int
+    seconds: float
+
+    @property
+    def exhausted(self) -> bool:
+        return self.result == z3.unknown and self.rlimit_used >= self.rlimit
+
+    def unknown_reason(self) -> str:
+        """Why z3 answered unknown: the resource limit spent (see :func:`rlimit_spent`), or z3's own reason."""
+        return rlimit_spent(self.rlimit) if self.exhausted else f"z3: {self.solver.reason_unknown()}"
+
+
+def solve(assertions: list, rlimit: int) -> Z3Run:
+    """Check the conjunction of ``assertions`` with z3, bounded by ``rlimit`` resource units, never by time.
+
+    The assertions are translated into a fresh z3 context, so the units spent (z3's ``rlimit count``) and the
+    answer depend only on the query and the z3 version, not on what ran before in the process nor on the load
+    of the machine. ``rlimit`` must be a positive int."""
+    if isinstance(rlimit, bool) or not isinstance(rlimit, int) or rlimit < 1:
+        raise ValueError(f"rlimit={rlimit!r} must be an int in [1, inf)")
+    ctx = z3.Context()
+    s = z3.Solver(ctx=ctx)
+    s.set("rlimit", rlimit)
+    s.add(*[a.translate(ctx) for a in assertions])
     t0 = time.perf_counter()
     r = s.check()
     dt = time.perf_counter() - t0
-    if r == z3.unsat:
-        return QueryOutcome("proved", dt)
-    if r == z3.sat:
-        m = s.model()
+    used = int(s.statistics().get_key_value("rlimit count"))
+    return Z3Run(r, s, ctx, rlimit, used, dt)
+
+
+def run_query(q: Query, rlimit: int) -> QueryOutcome:
+    """Decide ``q`` with z3 within ``rlimit`` resource units (:func:`solve`); "unknown" says why."""
+    run = solve([*q.assumptions, z3.Not(q.goal)], rlimit)
+    if run.result == z3.unsat:
+        return QueryOutcome("proved", run.seconds, run.rlimit_used)
+    if run.result == z3.sat:
+        m = run.solver.model()
         model = {}
         for name, term in q.leaves.items():
-            v = m.eval(term, model_completion=True)
+            v = m.eval(term.translate(run.ctx), model_completion=True)
             model[name] = _z3_to_fraction(v)
-        return QueryOutcome("refuted", dt, model=model)
-    return QueryOutcome("unknown", dt, reason=s.reason_unknown())
+        return QueryOutcome("refuted", run.seconds, run.rlimit_used, model=model)
+    return QueryOutcome("unknown", run.seconds, run.rlimit_used, reason=run.unknown_reason())
 
 
 def _z3_to_fraction(v: z3.ExprRef) -> Fraction:
@@ -156,8 +193,8 @@ class Encoding:
 
     def __init__(self, spec: ConstantSpec):
         self.spec = spec
-        self.ln = z3.Function(f"ln_{id(self)}", z3.RealSort(), z3.RealSort())
-        self.exp = z3.Function(f"exp_{id(self)}", z3.RealSort(), z3.RealSort())
+        self.ln = z3.Function("ln!", z3.RealSort(), z3.RealSort())  # '!' keeps them apart from any variable
+        self.exp = z3.Function("exp!", z3.RealSort(), z3.RealSort())
         self.R: dict[Expr, z3.ArithRef] = {}
         self.V: dict[Expr, z3.ArithRef] = {}
         self.leaves: dict[str, z3.ArithRef] = {}
