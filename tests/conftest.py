@@ -1,6 +1,12 @@
-"""Test-suite options: ``--deep`` runs the long explorations marked ``deep`` (skipped by default)."""
+"""Test-suite options: ``--deep`` runs the long explorations marked ``deep`` (skipped by default); the ``tree``
+fixture: a copy of this repository's proofs/ and impl/."""
+
+import shutil
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def pytest_addoption(parser):
@@ -15,3 +21,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "deep" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    """(proofs, impl): copies of proofs/ and impl/, to edit without touching the repository."""
+    proofs, impl = tmp_path / "proofs", tmp_path / "impl"
+    shutil.copytree(REPO / "proofs", proofs)
+    shutil.copytree(REPO / "impl", impl)
+    return proofs, impl

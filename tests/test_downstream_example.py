@@ -128,3 +128,28 @@ def test_editing_a_proved_function_fails_proofs_status_until_blessed(tool, tmp_p
     bless = _run("vetdp proofs bless", [str(tool / "vetdp"), "proofs", "bless", "oue"], project)
     assert bless.returncode == 0, bless.stdout + bless.stderr
     assert _run("vetdp proofs status (blessed)", status, project).returncode == 0
+
+
+def test_editing_an_expr_constant_names_its_new_and_gone_obligations(tool, tmp_path):
+    """q = 1/(e^ε + 1) recomputed as 1/((e^ε − 1) + 2): the obligations are derived again from the new expression;
+    status says the expression changed and which ids are new and gone (not "not a known obligation id")."""
+    project = _copy(tmp_path, "oue_constant")
+    _edit(project / "src" / "oue_example" / "oue.py", "ONE.inf_div(epsilon.neg_inf_exp().neg_inf_add(ONE))",
+          "ONE.inf_div(epsilon.neg_inf_expm1().neg_inf_add(2))")
+    r = _run("vetdp proofs status (constant edited)", [str(tool / "vetdp"), "proofs", "status"], project)
+    assert r.returncode == 1 and "outdated" in r.stdout, r.stdout + r.stderr
+    report = tmp_path / "fresh.json"
+    r = _run("vetdp check -k proof.up_to_date (constant edited)",
+             [str(tool / "vetdp"), "check", "-k", "oue::proof.up_to_date", "--json", str(report)], project)
+    [fresh] = json.loads(report.read_text())["results"]
+    out = fresh["message"]
+    assert r.returncode == 1 and fresh["status"] == "fail", out
+    assert "the expression of Expr constant oue_example.oue.OUE_FLIP_PROBABILITY changed" in out
+    assert "new obligations: oue.flip_probability.step0.neg_inf_expm1.defined, contract.neg_inf_expm1;" in out
+    assert "gone: oue.flip_probability.step0.neg_inf_exp.defined, contract.neg_inf_exp;" in out
+    assert "not a known obligation id" not in out
+    bless = _run("vetdp proofs bless (constant)", [str(tool / "vetdp"), "proofs", "bless", "oue"], project)
+    assert bless.returncode == 0 and "+ oue.flip_probability.step0.neg_inf_expm1.defined" in bless.stdout
+    check = _run("vetdp check -k obligation (constant)", [str(tool / "vetdp"), "check", "-k", "oue::obligation.*"],
+                 project)
+    assert check.returncode == 0 and "neg_inf_expm1" in check.stdout, check.stdout[-3000:]

@@ -20,6 +20,9 @@ def test_init_scaffold_passes_check_and_its_proof_is_pinned(tmp_path):
                 "proofs/coin.md", "proofs/pinned/coin.py.txt", ".github/workflows/vetdp.yml"):
         assert (root / rel).is_file(), rel
     assert "[tool.vetdp]" in (root / "pyproject.toml").read_text()
+    # the proof names its constants; its obligations are derived (recorded beside the vetted source when blessed)
+    assert "\nobligations:" not in (root / "proofs/coin.md").read_text()
+    assert "# coin.keep_probability.sound\n" in (root / "proofs/pinned/coin.py.txt").read_text()
     assert "vetdp check" in (root / ".github/workflows/vetdp.yml").read_text()
     check = run("check", "--json", str(tmp_path / "r.json"), cwd=root)
     assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]

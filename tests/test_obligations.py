@@ -200,6 +200,16 @@ def test_tiny_rlimit_is_undecided_naming_the_option():
     assert run_contract("float64_gap", 1000).status == "unknown"
 
 
+def test_check_reports_a_spent_rlimit_as_undecided_naming_the_option():
+    from vetdp.engine.registry import CheckOptions
+    from vetdp.engine.results import Status
+    from vetdp.obligations.provider import check_proofs
+
+    options = CheckOptions(pattern="randomized_response::obligation.randomized_response.epsilon.sound", z3_rlimit=999)
+    [r] = list(check_proofs(options))
+    assert r.status is Status.UNDECIDED and "resource limit 999" in r.message and "--z3-rlimit" in r.message
+
+
 def test_every_z3_solver_is_bounded_by_rlimit_and_never_by_time(monkeypatch):
     """A z3 solver in vetdp gets an rlimit and never a timeout: every parameter set on a solver (or globally) while
     the obligations of a constant, the casts and the gap lemma run is recorded."""

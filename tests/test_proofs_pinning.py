@@ -3,7 +3,6 @@ check provider fail until the proof is re-blessed; bless refuses while an obliga
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,21 +11,11 @@ from click.testing import CliRunner
 from vetdp.cli import main
 from vetdp.engine.registry import PROVIDERS, CheckOptions
 from vetdp.engine.results import Status
-from vetdp.obligations.check import obligation_ids
-from vetdp.obligations.pinning import Pinning, ProofError, default_proofs_dir
+from vetdp.obligations.pinning import Pinning, ProofError
 from vetdp.obligations.provider import check_proofs
 from vetdp.obligations.render import math_to_mathml
 
-REPO = default_proofs_dir().parent
 STEMS = ["k_rappor", "randomized_response", "randomized_response_bitvec", "randomized_response_bool"]
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> tuple[Path, Path]:
-    proofs, impl = tmp_path / "proofs", tmp_path / "impl"
-    shutil.copytree(REPO / "proofs", proofs)
-    shutil.copytree(REPO / "impl", impl)
-    return proofs, impl
 
 
 def _edit_one_line(impl: Path) -> None:
@@ -56,18 +45,6 @@ def test_every_constructor_has_a_pinned_up_to_date_proof():
     assert makers <= proved
 
 
-def test_proofs_list_every_obligation_of_their_constants():
-    pin = Pinning()
-    uses = {"randomized_response": ["randomized_response.epsilon"],
-            "randomized_response_bitvec": ["randomized_response_bitvec.epsilon",
-                                           "randomized_response_bitvec.flip_probability"],
-            "k_rappor": ["k_rappor.flip_probability", "randomized_response_bitvec.epsilon"]}
-    for stem, cids in uses.items():
-        listed = set(pin.doc(stem).meta["obligations"])
-        for cid in cids:
-            assert set(obligation_ids(cid)) <= listed
-
-
 def test_one_line_change_makes_status_and_check_fail_until_blessed(tree, monkeypatch):
     proofs, impl = tree
     pin = Pinning(proofs, {"vetdp.impl": impl})
@@ -89,7 +66,7 @@ def test_one_line_change_makes_status_and_check_fail_until_blessed(tree, monkeyp
     monkeypatch.setenv("VETDP_PROOFS_DIR", str(proofs))
     monkeypatch.setenv("VETDP_IMPL_DIR", str(impl))
     assert "vetdp.obligations.provider:check_proofs" in PROVIDERS
-    env_results = [r for r in check_proofs(CheckOptions(pattern="randomized_response::proof.*"))]
+    env_results = [r for r in check_proofs(CheckOptions(pattern="randomized_response::proof.up_to_date"))]
     assert [r.status for r in env_results] == [Status.FAIL]
 
     d = runner.invoke(main, [*args, "diff", "randomized_response"])
@@ -123,20 +100,28 @@ def test_constant_change_outdates_proof(tree):
     assert Pinning(proofs, {"vetdp.impl": impl}).status("k_rappor").state == "outdated"
 
 
-def test_failing_obligation_blocks_status_and_bless(tree):
-    proofs, impl = tree
-    doc_path = proofs / "randomized_response_bool.md"
-    text = doc_path.read_text()
-    doc_path.write_text(text.replace("obligations: [", "obligations: [naive.randomized_response.epsilon.sound, "))
-    pin = Pinning(proofs, {"vetdp.impl": impl})
-    st = pin.status("randomized_response_bool")
-    assert st.state == "failing" and "naive.randomized_response.epsilon.sound" in st.failing
+def test_failing_obligation_blocks_status_and_bless(tmp_path, monkeypatch):
+    # a constant whose reciprocal is rounded down although it must err upward: its sound obligation is refuted
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "pinfail").mkdir()
+    (tmp_path / "pinfail" / "__init__.py").write_text("")
+    (tmp_path / "pinfail" / "mech.py").write_text(
+        "from vetdp.api import ONE, register_constant, var\n\n"
+        "EPS = register_constant('pinfail.eps', ONE.neg_inf_div(var('x')), ranges={'x': (3, 7)})\n\n\n"
+        "def make(x):\n    return EPS.to_float({'x': x})\n")
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "mech.md").write_text("---\nproves: [pinfail.mech.make]\nconstants: [pinfail.mech.EPS]\n"
+                                    "source_digest: sha256:unset\nlemmas: []\n---\n# mech\n")
+    pin = Pinning(proofs)
+    st = pin.status("mech")
+    assert st.state == "outdated" and "pinfail.eps.sound" in st.failing
     with pytest.raises(ProofError, match="refusing to bless"):
-        pin.bless("randomized_response_bool")
-    res = CliRunner().invoke(main, ["proofs", "--proofs-dir", str(proofs), "--impl-dir", str(impl),
-                                    "bless", "randomized_response_bool"])
-    assert res.exit_code == 1
-    failing = [r for r in check_proofs(CheckOptions(pattern="randomized_response_bool::obligation.naive*"), pin)]
+        pin.bless("mech")
+    monkeypatch.setattr("vetdp.obligations.provider.spec_modules", lambda: ["mech"])  # a project whose spec is mech
+    res = CliRunner().invoke(main, ["proofs", "--proofs-dir", str(proofs), "bless", "mech"])
+    assert res.exit_code == 1 and "pinfail.eps.sound" in res.output
+    failing = [r for r in check_proofs(CheckOptions(pattern="mech::obligation.pinfail.eps.sound"), pin)]
     assert [r.status for r in failing] == [Status.FAIL] and failing[0].witness
 
 
@@ -157,6 +142,7 @@ def test_render_typesets_math_and_banner(tree, tmp_path):
     assert "<math" in page and "<mfrac>" in page and "$" not in page.split("<body>")[1].split("<pre>")[0]
     assert ">outdated<" in page
     assert ">up to date<" in (out / "randomized_response_bool.html").read_text()
+    assert "obligations (derived from constants)" in page and "randomized_response.epsilon.sound" in page
 
 
 def test_math_to_mathml_leaves_code_fences_alone():

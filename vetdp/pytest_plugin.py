@@ -6,8 +6,8 @@ item per ``spec::check`` name that ``vetdp check`` reports, as ``pyproject.toml:
 
 * every clause of every spec (``privacy.sound``, ``function.law``, ...) and one ``precondition[<id>]`` per bad
   parameter row;
-* every proof's ``proof.up_to_date``, ``obligation.<id>`` and ``lemma.<id>`` (``proof.exists`` for a spec module
-  without one), and one item per further provider of the project.
+* every proof's ``proof.up_to_date``, ``proof.coverage``, ``obligation.<id>`` (derived from its constants) and
+  ``lemma.<id>`` (``proof.exists`` for a spec module without one), and one item per further provider of the project.
 
 Collecting runs nothing but imports. Each spec (and each proof) is run once per process, on first use, and its
 results cached, so items are independent: ``-k``, ``-x``, ``--junitxml`` and pytest-xdist work. A failing item
@@ -28,7 +28,7 @@ import pytest
 
 __all__ = ["VetdpProject", "VetdpGroup", "VetdpItem", "VetdpFailure", "VetdpWarning"]
 
-_RESULTS: dict[tuple, list] = {}  # (project file, kind, name, deep, seed) -> results, once per process
+_RESULTS: dict[tuple, list] = {}  # (project file, kind, name, deep, seed, z3 rlimit) -> results, once per process
 
 
 class VetdpFailure(Exception):
@@ -50,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--vetdp-deep", action="store_true", default=False,
                     help="explore further (as vetdp check --deep)")
     group.addoption("--vetdp-seed", type=int, default=0, help="seed of the reproducible parts (vetdp check --seed)")
+    group.addoption("--vetdp-z3-rlimit", type=int, default=None, metavar="N",
+                    help="z3 resource units per obligation query (vetdp check --z3-rlimit)")
     group.addoption("--vetdp-project", default=None, metavar="DIR",
                     help="the project directory (default: the nearest [tool.vetdp] table upward from the rootdir)")
     parser.addini("vetdp", type="bool", default=False,
@@ -176,12 +178,13 @@ def _proof_names() -> list[tuple[str, str]]:
         return [("proofs", "proofs.found")]
     out = [(m, "proof.exists") for m in modules if m not in stems]
     for stem in stems:
-        out.append((stem, "proof.up_to_date"))
+        out += [(stem, "proof.up_to_date"), (stem, "proof.coverage")]
         try:
             doc = pin.doc(stem)
+            obligations = pin.derivation(doc).obligations  # imports and reads code, runs nothing
         except ProofError:
             continue
-        out += [(stem, f"obligation.{oid}") for oid in doc.meta["obligations"]]
+        out += [(stem, f"obligation.{oid}") for oid in obligations]
         out += [(stem, f"lemma.{lid}") for lid in doc.meta["lemmas"]]
     return out
 
@@ -211,10 +214,11 @@ class VetdpItem(pytest.Item):
     def _results(self) -> list:
         config = self.config
         deep, seed = config.getoption("vetdp_deep"), config.getoption("vetdp_seed")
+        rlimit = config.getoption("vetdp_z3_rlimit")
         key = (str(self.project.pyproject), self.kind, self.owner if self.kind != "provider" else self.name, deep,
-               seed)
+               seed, rlimit)
         if key not in _RESULTS:
-            _RESULTS[key] = _run(self.project, self.kind, key[2], deep, seed)
+            _RESULTS[key] = _run(self.project, self.kind, key[2], deep, seed, rlimit)
         return _RESULTS[key]
 
     def runtest(self) -> None:
@@ -267,7 +271,7 @@ class VetdpItem(pytest.Item):
         return self.project.pyproject, None, f"vetdp {self.owner}::{self.name}"
 
 
-def _run(project, kind: str, name: str, deep: bool, seed: int) -> list:
+def _run(project, kind: str, name: str, deep: bool, seed: int, z3_rlimit: int | None = None) -> list:
     """Every result of the spec, proof or provider ``name`` of ``project`` (an engine failure is an ERROR result)."""
     from vetdp.engine.registry import CheckOptions
     from vetdp.engine.results import CheckResult, Status
@@ -275,7 +279,7 @@ def _run(project, kind: str, name: str, deep: bool, seed: int) -> list:
 
     gate = project.gate
     options = CheckOptions(deep=deep, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
-                           loose_map_warns=gate.get("loose_map", "fail") == "warn")
+                           loose_map_warns=gate.get("loose_map", "fail") == "warn", z3_rlimit=z3_rlimit)
     try:
         with project_scope(project.root):
             if kind == "spec":
@@ -286,7 +290,8 @@ def _run(project, kind: str, name: str, deep: bool, seed: int) -> list:
             if kind == "proof":
                 from vetdp.obligations.provider import check_proofs
 
-                scoped = CheckOptions(deep=deep, seed=seed, pattern=f"{name}::*", deep_only=options.deep_only)
+                scoped = CheckOptions(deep=deep, seed=seed, pattern=f"{name}::*", deep_only=options.deep_only,
+                                      z3_rlimit=z3_rlimit)
                 return list(check_proofs(scoped))
             import importlib
 

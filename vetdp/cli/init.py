@@ -174,7 +174,6 @@ _PROOF = """---
 proves: [{pkg}.{stem}.make_{stem}]
 constants: [{pkg}.{stem}.KEEP_PROBABILITY, {pkg}.{stem}.LOSS]
 source_digest: sha256:unset
-obligations: [{obligations}]
 lemmas: [{stem}.loss_is_epsilon]
 vetted: never
 vetted_commit: none
@@ -300,22 +299,17 @@ def init(directory: str, pkg: str, stem: str) -> None:
 
 
 def _write_proof(root: Path, pkg: str, stem: str) -> ExitCode:
-    """Write proofs/<stem>.md with the sample constants' obligations and bless it (z3 and sympy run now)."""
-    from vetdp.obligations.check import constant_obligations
+    """Write proofs/<stem>.md and bless it: its obligations are derived from its constants: (z3 and sympy run
+    now)."""
     from vetdp.obligations.pinning import Pinning, ProofError
     from vetdp.project import ProjectError, project_scope
 
     try:
         with project_scope(root) as project:
             project.spec_module_names()  # imports the package, which registers its constants and lemmas
-            ids: list[str] = []
-            for cid in (f"{stem}.keep_probability", f"{stem}.epsilon"):
-                ids += [i for i in constant_obligations(cid) if i not in ids]
-            contracts = sorted(i for i in ids if i.startswith("contract."))
-            ids = [i for i in ids if not i.startswith("contract.")] + contracts
             path = root / "proofs" / f"{stem}.md"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(_PROOF.format(pkg=pkg, stem=stem, obligations=", ".join(ids)), encoding="utf-8")
+            path.write_text(_PROOF.format(pkg=pkg, stem=stem), encoding="utf-8")
             Pinning(project.proofs_dir).bless(stem)
     except (ProjectError, ProofError, KeyError) as e:
         click.echo(f"error: the scaffold was written but its proof could not be blessed: {e}", err=True)

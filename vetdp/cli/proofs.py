@@ -1,7 +1,8 @@
 """``vetdp proofs``: are the pinned proofs still about the code, and do their obligations hold?
 
-Exit codes: 0 all up to date and proved; 1 a proof is outdated or an obligation/lemma fails
-(or ``bless`` refused); 2 bad usage (unknown proof name, malformed document).
+Exit codes: 0 all up to date and proved (a proof that relies on nothing is a warning); 1 a proof is outdated,
+incomplete (its code uses a constant it does not list) or an obligation/lemma fails or is undecided (or ``bless``
+refused); 2 bad usage (unknown proof name, malformed document).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from vetdp.cli import ExitCode
-from vetdp.cli.check import project_option
+from vetdp.cli.check import project_option, z3_rlimit_option
 from vetdp.obligations.pinning import Pinning, ProofError
 from vetdp.project import ProjectError, project_scope
 
 __all__ = ["proofs"]
 
-_STYLE = {"up to date": "green", "outdated": "yellow", "failing": "red", "invalid": "red"}
+_STYLE = {"up to date": "green", "outdated": "yellow", "incomplete": "red", "failing": "red", "invalid": "red"}
+_DEEP_HELP = "Give z3 ten times the resource limit per obligation."
 
 
 @click.group()
@@ -59,10 +61,12 @@ def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None, pro
 
 @proofs.command()
 @click.argument("names", nargs=-1)
-@click.option("--deep", is_flag=True, help="Give z3 longer per obligation.")
+@click.option("--deep", is_flag=True, help=_DEEP_HELP)
+@z3_rlimit_option
 @click.pass_obj
-def status(pin: Pinning, names: tuple[str, ...], deep: bool) -> None:
-    """A table of every proof: up to date / outdated / an obligation failing."""
+def status(pin: Pinning, names: tuple[str, ...], deep: bool, z3_rlimit: int | None) -> None:
+    """A table of every proof: up to date / outdated / incomplete / an obligation failing. The obligations are
+    derived from each proof's constants: (their count is shown)."""
     console = Console()
     if not console.is_terminal:  # a log or a CI page: wide rows rather than truncated names
         console = Console(width=200)
@@ -75,20 +79,20 @@ def status(pin: Pinning, names: tuple[str, ...], deep: bool) -> None:
             raise click.BadParameter(f"NAME={stem!r} must be one of the proofs {pin.stems()} in {pin.proofs_dir}",
                                      param_hint="NAME")
     for stem in names or pin.stems():
-        st = pin.status(stem, deep)
+        st = pin.status(stem, deep, z3_rlimit)
         if st.state == "invalid":
             worst = ExitCode.ERROR
         elif not st.ok and worst is ExitCode.OK:
             worst = ExitCode.VIOLATION
         try:
             doc = pin.doc(stem)
-            n_obl, n_lem, vetted = str(len(doc.meta["obligations"])), str(len(doc.meta["lemmas"])), \
-                doc.meta.get("vetted", "?")
+            n_obl, n_lem, vetted = str(len(st.obligations)), str(len(doc.meta["lemmas"])), doc.meta.get("vetted", "?")
         except ProofError:
             n_obl = n_lem = vetted = "-"
-        detail = ("" if st.ok else st.message) + (f"; failing: {', '.join(st.failing)}" if st.failing else "")
-        table.add_row(escape(stem), f"[{_STYLE[st.state]}]{st.state}[/]", escape(vetted), n_obl, n_lem,
-                      escape(detail))
+        detail = "; ".join([*([] if st.ok else [st.message]), *([f"failing: {', '.join(st.failing)}"] if st.failing
+                                                                 else []), *(f"warning: {w}" for w in st.warnings)])
+        style = "yellow" if st.ok and st.warnings else _STYLE[st.state]
+        table.add_row(escape(stem), f"[{style}]{st.state}[/]", escape(vetted), n_obl, n_lem, escape(detail))
     console.print(table)
     sys.exit(int(worst))
 
@@ -109,32 +113,43 @@ def diff(pin: Pinning, name: str) -> None:
 
 @proofs.command()
 @click.argument("name")
-@click.option("--deep", is_flag=True, help="Give z3 longer per obligation.")
+@click.option("--deep", is_flag=True, help=_DEEP_HELP)
+@z3_rlimit_option
 @click.pass_obj
-def bless(pin: Pinning, name: str, deep: bool) -> None:
-    """Re-pin NAME to the current source after review; refused while an obligation fails."""
+def bless(pin: Pinning, name: str, deep: bool, z3_rlimit: int | None) -> None:
+    """Re-pin NAME to the current source after review, recording the obligations derived from its constants:;
+    refused while its code uses a constant it does not list, or an obligation or lemma fails."""
     try:
         doc = pin.doc(name)
+        before = pin.recorded_obligations(name)
     except ProofError as e:
         click.echo(str(e), err=True)
         sys.exit(int(ExitCode.ERROR))
     try:
-        doc = pin.bless(name, deep)
+        doc = pin.bless(name, deep, z3_rlimit=z3_rlimit)
     except ProofError as e:
         click.echo(str(e), err=True)
         sys.exit(int(ExitCode.VIOLATION))
-    click.echo(f"{name}: pinned {doc.meta['source_digest']} (vetted {doc.meta['vetted']})")
+    after = pin.recorded_obligations(name) or ()
+    click.echo(f"{name}: pinned {doc.meta['source_digest']} (vetted {doc.meta['vetted']}); "
+               f"{len(after)} obligation(s) derived from constants:")
+    if before is not None:
+        for sign, ids in (("+", [o for o in after if o not in before]), ("-", [o for o in before if o not in after])):
+            for oid in ids:
+                click.echo(f"  {sign} {oid}")
 
 
 @proofs.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="build/proofs", show_default=True,
               help="Directory for the HTML files.")
+@z3_rlimit_option
 @click.pass_obj
-def render(pin: Pinning, out_dir: str) -> None:
-    """Write every proof as HTML with typeset math (MathML, offline) and a status banner."""
+def render(pin: Pinning, out_dir: str, z3_rlimit: int | None) -> None:
+    """Write every proof as HTML with typeset math (MathML, offline), a status banner and the obligations derived
+    from its constants:."""
     from vetdp.obligations.render import render_all
 
-    paths = render_all(pin, Path(out_dir))
+    paths = render_all(pin, Path(out_dir), z3_rlimit)
     for p in paths:
         click.echo(str(p))
 

@@ -3,17 +3,24 @@
 ``proofs/<stem>.md`` starts with a front matter block between ``---`` lines::
 
     proves: [vetdp.impl.randomized_response.make_randomized_response, ...]
-    constants: [vetdp.impl.randomized_response.RANDOMIZED_RESPONSE_EPSILON]
+    constants: [vetdp.impl.randomized_response.RANDOMIZED_RESPONSE_EPSILON, ...]
     source_digest: sha256:<hex>
-    obligations: [randomized_response.epsilon.sound, contract.inf_ln, ...]
     lemmas: [rr.case_bounds, ...]
     vetted: 2026-11-22
     vetted_commit: <git HEAD when blessed, or "none">
 
 The digest is SHA-256 over each named top-level definition's AST (``ast.dump``, so
 whitespace and comments do not count; docstrings and code do), in the listed order.
+
+The z3 obligations are not listed: they are derived from ``constants:`` (:mod:`vetdp.obligations.derive`), and
+the constants the pinned code uses must all be listed (else the proof is "incomplete"). ``lemmas:`` are listed
+(sympy steps of the argument, not derivable from the code). A proof that relies on no obligation and no lemma is
+up to date with a warning, never silently.
+
 ``bless`` also stores the vetted source text in ``proofs/pinned/<stem>.py.txt`` so that
-``diff`` can show what changed since, as the seeds' "see new changes with git diff" does.
+``diff`` can show what changed since, as the seeds' "see new changes with git diff" does, followed by the
+obligation ids derived when it was blessed; a later derivation that differs (an ``Expr`` constant's expression
+changed, or its registration) names the new ids and the ones gone, and makes the proof outdated until blessed.
 """
 
 from __future__ import annotations
@@ -31,12 +38,15 @@ import subprocess
 from pathlib import Path
 
 from vetdp.obligations.check import run_obligation
+from vetdp.obligations.derive import ConstantError, Derivation, derive, merge_obligations
 from vetdp.obligations.lemmas import run_lemmas
 
 __all__ = ["ProofDoc", "ProofStatus", "Pinning", "ProofError", "default_proofs_dir", "import_pinned_modules"]
 
-_FIELDS = ["proves", "constants", "source_digest", "obligations", "lemmas", "vetted", "vetted_commit"]
-_LISTS = {"proves", "constants", "obligations", "lemmas"}
+_FIELDS = ["proves", "constants", "source_digest", "lemmas", "vetted", "vetted_commit"]
+_LISTS = {"proves", "constants", "lemmas"}
+_OBLIGATIONS_MARK = "# ---- obligations derived from constants: when blessed (written by vetdp proofs bless)\n"
+_SECTION = re.compile(r"^# ---- (\S+)\n", re.M)
 
 
 class ProofError(ValueError):
@@ -95,6 +105,10 @@ class ProofDoc:
                 continue
             key, sep, value = line.partition(":")
             key, value = key.strip(), value.strip()
+            if key == "obligations":
+                raise ProofError(f"{path}:{n}: front matter key 'obligations' is no longer read: vetdp derives a "
+                                 f"proof's z3 obligations from its constants: (`vetdp proofs status {path.stem}` "
+                                 f"counts them); delete the line")
             if not sep or key not in _FIELDS:
                 raise ProofError(f"{path}:{n}: front matter key {key!r} must be one of {_FIELDS}")
             if key in _LISTS:
@@ -103,7 +117,7 @@ class ProofDoc:
                 meta[key] = [v.strip() for v in value[1:-1].split(",") if v.strip()]
             else:
                 meta[key] = value
-        missing = [k for k in ("proves", "source_digest", "obligations", "lemmas") if k not in meta]
+        missing = [k for k in ("proves", "source_digest", "lemmas") if k not in meta]
         if missing:
             raise ProofError(f"{path}: front matter lacks {missing}")
         return cls(path.stem, path, meta, text[m.end():])
@@ -127,10 +141,13 @@ class ProofDoc:
 @dataclasses.dataclass(frozen=True)
 class ProofStatus:
     stem: str
-    state: str  # "up to date" | "outdated" | "failing" | "invalid"
+    state: str  # "up to date" | "outdated" | "incomplete" | "failing" | "invalid"
     digest_ok: bool
     failing: tuple[str, ...]  # obligation/lemma ids that are not proved/checked
     message: str
+    obligations: tuple[str, ...] = ()  # derived from constants:
+    missing: tuple[str, ...] = ()  # Expr constants the pinned code uses that constants: does not cover
+    warnings: tuple[str, ...] = ()  # e.g. the proof relies on no obligation and no lemma
 
     @property
     def ok(self) -> bool:
@@ -213,15 +230,61 @@ class Pinning:
     def snapshot_path(self, stem: str) -> Path:
         return self.proofs_dir / "pinned" / f"{stem}.py.txt"
 
-    # ------------------------------------------------------------------ verdicts
-    def failing_checks(self, doc: ProofDoc, deep: bool = False) -> list[str]:
-        """Ids of the obligations and lemmas ``doc`` relies on that are not proved/checked (the modules it pins are
-        imported first, so that what they register is known)."""
-        import_pinned_modules(doc.pinned_names)
-        bad = []
-        for oid in doc.meta["obligations"]:
+    def _snapshot(self, stem: str) -> tuple[str, tuple[str, ...] | None]:
+        """(vetted source text, obligation ids recorded when blessed or None) of ``stem``; ('', None) if none."""
+        snap = self.snapshot_path(stem)
+        text = snap.read_text(encoding="utf-8") if snap.is_file() else ""
+        source, mark, tail = text.partition(_OBLIGATIONS_MARK)
+        if not mark:
+            return text, None
+        return source, tuple(line[2:].strip() for line in tail.splitlines() if line.startswith("# "))
+
+    def recorded_obligations(self, stem: str) -> tuple[str, ...] | None:
+        """The obligation ids derived when ``stem`` was last blessed (None: blessed before they were recorded)."""
+        return self._snapshot(stem)[1]
+
+    def changed_names(self, doc: ProofDoc) -> tuple[list[str], list[str]]:
+        """(the pinned names whose definition, its AST, differs from the vetted snapshot; the names the snapshot
+        does not hold, i.e. pinned since), each in the listed order."""
+        sections = _SECTION.split(self._snapshot(doc.stem)[0])
+        vetted = dict(zip(sections[1::2], sections[2::2], strict=True))
+        changed = []
+        for q in doc.pinned_names:
             try:
-                if not run_obligation(oid, deep).proved:
+                old = ast.parse(vetted[q].strip()).body[0]
+                same = ast.dump(old, include_attributes=False) == self.definition(q)[0]
+            except (KeyError, IndexError, SyntaxError):
+                same = False
+            if not same and q in vetted:
+                changed.append(q)
+        return changed, [q for q in doc.pinned_names if q not in vetted]
+
+    def derivation(self, doc: ProofDoc) -> Derivation:
+        """The obligations ``doc``'s constants bring and the Expr constants its pinned code uses but does not list
+        (:func:`vetdp.obligations.derive.derive`; the modules it pins are imported first). Raises
+        :class:`ProofError` for a listed name that cannot be imported or an Expr no known constant covers."""
+        import_pinned_modules(doc.pinned_names)
+        trees: dict[str, ast.Module] = {}
+
+        def module_ast(module: str) -> ast.Module:
+            if module not in trees:
+                trees[module] = ast.parse(self._module_file(module).read_text(encoding="utf-8"))
+            return trees[module]
+
+        try:
+            return derive(doc.pinned_names, list(doc.meta.get("constants", [])), module_ast)
+        except ConstantError as e:
+            raise ProofError(f"{doc.path}: {e}") from None
+
+    # ------------------------------------------------------------------ verdicts
+    def failing_checks(self, doc: ProofDoc, obligations: tuple[str, ...], deep: bool = False,
+                       z3_rlimit: int | None = None) -> list[str]:
+        """Ids of the ``obligations`` (derived, :meth:`derivation`) and of the lemmas ``doc`` lists that are not
+        proved/checked; z3 within ``z3_rlimit`` resource units per query (default: the deep or default one)."""
+        bad = []
+        for oid in obligations:
+            try:
+                if not run_obligation(oid, deep, z3_rlimit).proved:
                     bad.append(oid)
             except (KeyError, ValueError):
                 bad.append(f"{oid} (unknown id)")
@@ -233,34 +296,78 @@ class Pinning:
                 bad.append(lid)
         return bad
 
-    def status(self, stem: str, deep: bool = False) -> ProofStatus:
+    def freshness(self, doc: ProofDoc, derivation: Derivation) -> tuple[bool, str]:
+        """(whether ``doc`` is still about the code, and what changed if not): the digest of the pinned source,
+        and the obligations derived now against those recorded when it was blessed."""
+        digest_ok = self.digest(doc) == doc.meta["source_digest"]
+        recorded = self.recorded_obligations(doc.stem)
+        now = derivation.obligations
+        new = [o for o in now if recorded is not None and o not in recorded]
+        gone = [o for o in (recorded or ()) if o not in now]
+        moved = f"new obligations: {', '.join(new) or 'none'}; gone: {', '.join(gone) or 'none'}"
+        if digest_ok:
+            if not new and not gone:
+                return True, f"vetted {doc.meta.get('vetted', '?')}"
+            return False, (f"the obligations derived from constants: changed since vetted "
+                           f"{doc.meta.get('vetted', '?')} (a constant's registration or vetdp changed): {moved}; "
+                           f"check them, then `vetdp proofs bless {doc.stem}`")
+        changed, added = self.changed_names(doc)
+        names = [*([f"changed {', '.join(changed)}"] if changed else []),
+                 *([f"pinned since {', '.join(added)}"] if added else [])]
+        parts = [f"source changed since vetted {doc.meta.get('vetted', '?')}: {'; '.join(names) or '?'}"]
+        edited = [q for q in changed if derivation.constants.get(q)]
+        listed = [q for q in added if derivation.constants.get(q)]
+        about = "; ".join([*([f"the expression of Expr constant {', '.join(edited)} changed"] if edited else []),
+                           *([f"constants: now lists {', '.join(listed)}"] if listed else [])])
+        if recorded is not None and (about or new or gone):
+            parts.append(f"{about}: {moved}" if about else moved)
+        elif about:  # blessed before the ids were recorded: name every obligation of those constants
+            ids = merge_obligations([c for q in edited + listed for c in derivation.constants[q]])
+            parts.append(f"{about}: their obligations are now {', '.join(ids)}")
+        parts.append(f"see `vetdp proofs diff {doc.stem}`")
+        return False, "; ".join(parts)
+
+    def status(self, stem: str, deep: bool = False, z3_rlimit: int | None = None) -> ProofStatus:
         try:
             doc = self.doc(stem)
             digest_ok = self.digest(doc) == doc.meta["source_digest"]
+            der = self.derivation(doc)
         except ProofError as e:
             return ProofStatus(stem, "invalid", False, (), str(e))
-        failing = tuple(self.failing_checks(doc, deep))
-        if not digest_ok:
-            return ProofStatus(stem, "outdated", False, failing,
-                               f"source changed since vetted {doc.meta.get('vetted', '?')}; "
-                               f"see `vetdp proofs diff {stem}`")
+        failing = tuple(self.failing_checks(doc, der.obligations, deep, z3_rlimit))
+        fresh, why = self.freshness(doc, der)
+        warnings = () if der.obligations or doc.meta["lemmas"] else (NOTHING_CHECKED,)
+        common = {"obligations": der.obligations, "missing": der.missing, "warnings": warnings}
+        if der.missing:  # first: blessing it again would be refused
+            return ProofStatus(stem, "incomplete", digest_ok, failing, incomplete_message(der.missing)
+                               + ("" if fresh else f"; and outdated: {why}"), **common)
+        if not fresh:
+            return ProofStatus(stem, "outdated", digest_ok, failing, why, **common)
         if failing:
-            return ProofStatus(stem, "failing", True, failing, f"{len(failing)} obligation(s)/lemma(s) failing")
-        return ProofStatus(stem, "up to date", True, (), f"vetted {doc.meta.get('vetted', '?')}")
+            return ProofStatus(stem, "failing", True, failing, f"{len(failing)} obligation(s)/lemma(s) failing",
+                               **common)
+        return ProofStatus(stem, "up to date", True, (), why, **common)
 
     def diff(self, stem: str) -> str:
-        """Unified diff from the vetted source snapshot to the current source ('' if unchanged)."""
+        """Unified diff from the vetted source snapshot to the current source ('' if unchanged), followed by the
+        derived obligations when the snapshot records them."""
         doc = self.doc(stem)
-        snap = self.snapshot_path(stem)
-        old = snap.read_text(encoding="utf-8") if snap.is_file() else ""
+        old = self.snapshot_path(stem).read_text(encoding="utf-8") if self.snapshot_path(stem).is_file() else ""
         new = self.source_text(doc)
+        if self.recorded_obligations(stem) is not None:
+            new += _obligations_block(self.derivation(doc).obligations)
         return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                             f"vetted/{stem} ({doc.meta.get('vetted', '?')})", f"current/{stem}"))
 
-    def bless(self, stem: str, deep: bool = False, today: datetime.date | None = None) -> ProofDoc:
-        """Re-pin ``stem`` to the current source; raises ProofError while a check it relies on fails."""
+    def bless(self, stem: str, deep: bool = False, today: datetime.date | None = None,
+              z3_rlimit: int | None = None) -> ProofDoc:
+        """Re-pin ``stem`` to the current source and record its derived obligations; raises ProofError while the
+        pinned code uses a constant the proof does not list, or a check it relies on fails."""
         doc = self.doc(stem)
-        failing = self.failing_checks(doc, deep)
+        der = self.derivation(doc)
+        if der.missing:
+            raise ProofError(f"refusing to bless {stem}: {incomplete_message(der.missing)}")
+        failing = self.failing_checks(doc, der.obligations, deep, z3_rlimit)
         if failing:
             raise ProofError(f"refusing to bless {stem}: failing {failing}")
         doc.meta["source_digest"] = self.digest(doc)
@@ -269,8 +376,20 @@ class Pinning:
         doc.save()
         snap = self.snapshot_path(stem)
         snap.parent.mkdir(parents=True, exist_ok=True)
-        snap.write_text(self.source_text(doc), encoding="utf-8")
+        snap.write_text(self.source_text(doc) + _obligations_block(der.obligations), encoding="utf-8")
         return doc
+
+
+NOTHING_CHECKED = ("the proof relies on no z3 obligation and no lemma: beyond its digest nothing checks it (list "
+                   "the Expr constants it relies on in constants:, its algebraic steps in lemmas:)")
+
+
+def incomplete_message(missing: tuple[str, ...]) -> str:
+    return f"the pinned code uses Expr constants that constants: does not cover: {'; '.join(missing)}"
+
+
+def _obligations_block(ids: tuple[str, ...]) -> str:
+    return _OBLIGATIONS_MARK + "".join(f"# {oid}\n" for oid in ids)
 
 
 def _known_lemma(lid: str) -> bool:

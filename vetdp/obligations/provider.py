@@ -3,10 +3,12 @@
 It first requires a proofs directory that exists and holds a proof of a spec'd module (else one ERROR result
 ``proofs::proofs.found``: a gate that found no proofs must not pass), and yields ``<stem>::proof.exists`` FAIL for
 every spec module of the active project (``[tool.vetdp] specs``) that has no proof document. For each
-``proofs/<stem>.md`` it yields ``proof.up_to_date`` (FAIL when the pinned source changed or the document is
-invalid), then ``obligation.<id>``
-(PASS proved, FAIL refuted, UNDECIDED unknown) and ``lemma.<id>`` (PASS proved/checked, FAIL refuted) for every id
-the proof relies on.
+``proofs/<stem>.md`` it yields ``proof.up_to_date`` (FAIL when the pinned source or the obligations derived from
+its constants changed since it was blessed, ERROR when the document is invalid), ``proof.coverage`` (FAIL when the
+pinned code uses an Expr constant that ``constants:`` does not cover, WARNING when the proof relies on no obligation
+and no lemma), then ``obligation.<id>`` (PASS proved, FAIL refuted, UNDECIDED unknown, e.g. the z3 resource limit
+spent) for every obligation derived from its constants and ``lemma.<id>`` (PASS proved/checked, FAIL refuted) for
+every lemma it lists.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from collections.abc import Iterator
 from vetdp.engine.registry import CheckOptions
 from vetdp.engine.results import CheckResult, Status
 from vetdp.obligations.check import run_obligation
+from vetdp.obligations.derive import Derivation
 from vetdp.obligations.lemmas import LEMMAS, run_lemma
-from vetdp.obligations.pinning import Pinning, ProofError, import_pinned_modules
+from vetdp.obligations.pinning import NOTHING_CHECKED, Pinning, ProofError, incomplete_message
 
 __all__ = ["check_proofs"]
 
@@ -61,29 +64,45 @@ def check_proofs(options: CheckOptions, pinning: Pinning | None = None) -> Itera
                                   seconds=time.perf_counter() - t0)
             continue
         try:
-            import_pinned_modules(doc.pinned_names)  # what they register (constants, lemmas) must be known
+            der = pin.derivation(doc)  # imports what the proof pins: the constants and lemmas they register
         except ProofError as e:
-            if options.selected(f"{stem}::proof.up_to_date"):
-                yield CheckResult(stem, "proof.up_to_date", Status.ERROR, message=str(e))
+            for check in ("proof.up_to_date", "proof.coverage"):
+                if options.selected(f"{stem}::{check}"):
+                    yield CheckResult(stem, check, Status.ERROR, message=str(e))
             continue
         if options.selected(f"{stem}::proof.up_to_date"):
-            fresh = current == doc.meta["source_digest"]
-            yield CheckResult(
-                stem, "proof.up_to_date", Status.PASS if fresh else Status.FAIL, subject=str(doc.path),
-                message=(f"vetted {doc.meta.get('vetted', '?')}" if fresh else
-                         f"outdated: source digest {current} != pinned {doc.meta['source_digest']}"),
-                repro=None if fresh else f"vetdp proofs diff {stem}", seconds=time.perf_counter() - t0)
-        for oid in doc.meta["obligations"]:
+            fresh, why = pin.freshness(doc, der)
+            if not fresh and current != doc.meta["source_digest"]:
+                why += f" (source digest {current} != pinned {doc.meta['source_digest']})"
+            yield CheckResult(stem, "proof.up_to_date", Status.PASS if fresh else Status.FAIL, subject=str(doc.path),
+                              message=why if fresh else f"outdated: {why}",
+                              repro=None if fresh else f"vetdp proofs diff {stem}", seconds=time.perf_counter() - t0)
+        if options.selected(f"{stem}::proof.coverage"):
+            yield _coverage(stem, doc.meta["lemmas"], der)
+        for oid in der.obligations:
             if options.selected(f"{stem}::obligation.{oid}"):
-                yield _obligation(stem, oid, options.deep)
+                yield _obligation(stem, oid, options.deep, options.z3_rlimit)
         for lid in doc.meta["lemmas"]:
             if options.selected(f"{stem}::lemma.{lid}"):
                 yield _lemma(stem, lid)
 
 
-def _obligation(stem: str, oid: str, deep: bool) -> CheckResult:
+def _coverage(stem: str, lemmas: list[str], der: Derivation) -> CheckResult:
+    if der.missing:
+        return CheckResult(stem, "proof.coverage", Status.FAIL, message=incomplete_message(der.missing),
+                           witness={"missing": list(der.missing)}, repro=f"vetdp proofs status {stem}")
+    if not der.obligations and not lemmas:
+        return CheckResult(stem, "proof.coverage", Status.WARNING, message=NOTHING_CHECKED)
+    relied = [q for q, ids in der.constants.items() if ids]
+    return CheckResult(stem, "proof.coverage", Status.PASS, subject=", ".join(relied),
+                       message=f"{len(der.obligations)} obligation(s) derived from constants: {', '.join(relied)}; "
+                               f"every Expr constant the pinned code uses is covered" if relied else
+                               "the pinned code uses no Expr constant; the proof relies on its lemmas")
+
+
+def _obligation(stem: str, oid: str, deep: bool, z3_rlimit: int | None) -> CheckResult:
     try:
-        r = run_obligation(oid, deep)
+        r = run_obligation(oid, deep, z3_rlimit)
     except (KeyError, ValueError) as e:
         return CheckResult(stem, f"obligation.{oid}", Status.ERROR, message=str(e))
     msg = r.statement if r.proved else (r.reason or r.statement)

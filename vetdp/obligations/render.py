@@ -16,7 +16,8 @@ __all__ = ["render_doc", "render_all", "math_to_mathml"]
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 _FENCE = re.compile(r"(```.*?```)", re.S)
-_BANNER = {"up to date": "#2e7d32", "outdated": "#b26a00", "failing": "#c62828", "invalid": "#c62828"}
+_BANNER = {"up to date": "#2e7d32", "outdated": "#b26a00", "incomplete": "#c62828", "failing": "#c62828",
+           "invalid": "#c62828"}
 
 
 def math_to_mathml(markdown: str) -> tuple[str, dict[str, str]]:
@@ -49,8 +50,10 @@ def render_doc(doc: ProofDoc, status: ProofStatus) -> str:
         body = body.replace(key, mathml)
     color = _BANNER[status.state]
     failing = f"<br>failing: {html.escape(', '.join(status.failing))}" if status.failing else ""
+    failing += "".join(f"<br>warning: {html.escape(w)}" for w in status.warnings)
+    rows = {**doc.meta, "obligations (derived from constants)": list(status.obligations)}
     meta = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(', '.join(v) if isinstance(v, list) else v)}</li>"
-                   for k, v in doc.meta.items())
+                   for k, v in rows.items())
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(doc.stem)}</title>"
             "<style>body{font-family:sans-serif;max-width:60em;margin:auto;line-height:1.5}"
             "table{border-collapse:collapse}td,th{border:1px solid #999;padding:.3em}"
@@ -61,12 +64,13 @@ def render_doc(doc: ProofDoc, status: ProofStatus) -> str:
             f"{body}<details><summary>pinning</summary><ul>{meta}</ul></details></body></html>")
 
 
-def render_all(pin: Pinning, out_dir: Path) -> list[Path]:
-    """Write ``<stem>.html`` for every proof into ``out_dir``; returns the paths written."""
+def render_all(pin: Pinning, out_dir: Path, z3_rlimit: int | None = None) -> list[Path]:
+    """Write ``<stem>.html`` for every proof into ``out_dir`` (z3 within ``z3_rlimit`` units per query); returns the
+    paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for stem in pin.stems():
-        page = render_doc(pin.doc(stem), pin.status(stem))
+        page = render_doc(pin.doc(stem), pin.status(stem, z3_rlimit=z3_rlimit))
         path = out_dir / f"{stem}.html"
         path.write_text(page, encoding="utf-8")
         paths.append(path)
