@@ -16,8 +16,8 @@ of this module and that each resolves.
 * **Constants with directed rounding** — :func:`var`, :data:`ONE`, :data:`ZERO`, :data:`TWO`, :func:`const`,
   and the ``Expr`` methods ``inf_add``/``neg_inf_add``, ``inf_div``, ``inf_ln``, ``neg_inf_exp``, ...;
   :func:`register_constant` gives a constant its z3 obligations (casts, definedness, soundness, range), listed by
-  :func:`constant_obligations`; :func:`lemma` registers a checked algebraic step. A proof document relies on
-  both by id.
+  :func:`constant_obligations`; :func:`lemma` registers a checked algebraic step. A proof document names the
+  constant in ``constants:`` (its obligations are derived from it) and the lemma by id in ``lemmas:``.
 * **Mechanism building blocks** — :class:`Measurement`, :class:`PrivacyConstant`, domains, metrics, measures,
   the validation helpers (messages ``name=value must be in ...``) and the sampling primitives, through which all
   randomness must go so that the engine can enumerate it.

@@ -113,7 +113,8 @@ def register_constant(cid: str, expr: Expr, ranges: Mapping[str, tuple[object, o
                       result: tuple[object, object] | None = None, relations: Callable | None = None,
                       relations_text: str = "", accepts: Callable | None = None, source: str = "") -> Expr:
     """Register ``expr`` as the privacy constant ``cid``, so that its z3 obligations are derived like vetdp's own
-    and a proof document can rely on them by id; returns ``expr`` (so ``EPS = register_constant(...)`` works).
+    and a proof document that names ``EPS`` in ``constants:`` relies on them; returns ``expr`` (so
+    ``EPS = register_constant(...)`` works).
 
     Obligation ids: ``<cid>.cast.<int var>``, ``<cid>.step<i>.<op>.defined``, ``<cid>.sound``, ``<cid>.range``
     (when ``result`` is given) and ``contract.<op>`` for each primitive used (see :func:`constant_obligations`).
