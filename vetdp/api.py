@@ -63,7 +63,7 @@ from vetdp.engine.spec import (
     tiny_numerator,
 )
 from vetdp.obligations.check import constant_obligations
-from vetdp.obligations.constants import register_constant
+from vetdp.arith.constants import register_constant
 from vetdp.obligations.lemmas import lemma
 from vetdp.project import Project, ProjectError, find_project
 from vetdp.sampling import (

@@ -12,19 +12,20 @@ the adjacent float (prob < 1 means prob <= 1 − 2^-53), and every int parameter
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 
+from vetdp.arith.constants import USER_CONSTANTS, ConstantSpec, VarRange, register_constant
 from vetdp.arith.expr import ONE, Const, Expr, Op, var
 from vetdp.impl.k_rappor import K_RAPPOR_FLIP_PROBABILITY
 from vetdp.impl.randomized_response import MAX_CATEGORIES, RANDOMIZED_RESPONSE_EPSILON
 from vetdp.impl.randomized_response_bitvec import FLIP_PROBABILITY, RANDOMIZED_RESPONSE_BITVEC_EPSILON
-from vetdp.obligations.z3encode import MAX_FLOAT, MIN_SUBNORMAL, ConstantSpec, VarRange
+from vetdp.obligations.z3encode import MAX_FLOAT, MIN_SUBNORMAL
 
+# USER_CONSTANTS, register_constant (and ConstantSpec, VarRange) live in the light vetdp.arith.constants, which a
+# production module may import without z3; they are re-exported here.
 __all__ = ["CONSTANTS", "NAIVE", "SEED_DIRECTED", "USER_CONSTANTS", "constant", "all_specs", "INT_MAX",
-           "register_constant"]
+           "register_constant", "ConstantSpec", "VarRange"]
 
 INT_MAX = Fraction(2**53)
 BELOW_ONE = Fraction(1) - Fraction(1, 2**53)  # the largest float64 < 1
@@ -91,94 +92,6 @@ NAIVE: dict[str, ConstantSpec] = {s.id: s for s in [
                  source="q = 1/(1 + exp(ε/(2k))), seed 002 theorem 5 (f = 2/(1+exp(ε/2)) for k = 1)",
                  naive=True),
 ]}
-
-
-
-# Constants registered by a user's module (register_constant), in registration order.
-USER_CONSTANTS: dict[str, ConstantSpec] = {}
-
-_ID_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BUILTIN_PREFIXES = ("contract", "naive", "seed001")
-
-
-def _bound_of(name: str, value: object) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
-        raise TypeError(f"ranges[{name!r}] bound {value!r} must be an int, a float or a Fraction")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"ranges[{name!r}] bound {value!r} must be finite (use the largest float64 instead of inf)")
-    return Fraction(value)
-
-
-def register_constant(cid: str, expr: Expr, ranges: Mapping[str, tuple[object, object]], *, bound: str = "upper",
-                      result: tuple[object, object] | None = None, relations: Callable | None = None,
-                      relations_text: str = "", accepts: Callable | None = None, source: str = "") -> Expr:
-    """Register ``expr`` as the privacy constant ``cid``, so that its z3 obligations are derived like vetdp's own
-    and a proof document that names ``EPS`` in ``constants:`` relies on them; returns ``expr`` (so
-    ``EPS = register_constant(...)`` works).
-
-    Obligation ids: ``<cid>.cast.<int var>``, ``<cid>.step<i>.<op>.defined``, ``<cid>.sound``, ``<cid>.range``
-    (when ``result`` is given) and ``contract.<op>`` for each primitive used (see :func:`constant_obligations`).
-
-    Preconditions: ``cid`` dotted identifiers, not a bundled id nor one of ``contract.``/``naive.``/``seed001.``;
-    ``expr`` an :class:`~vetdp.arith.expr.Expr` of directed-rounding operations only (no ``near_*``);
-    ``ranges`` a closed interval [lo, hi] (finite ints/floats/Fractions, open ends already moved to the adjacent
-    float) for every variable of ``expr`` and no other; ``bound`` "upper" (the float must be >= the real value,
-    e.g. an ε or a flip probability that may only add noise) or "lower"; ``result`` an optional closed range the
-    float must lie in. ``relations(vars) -> [z3 constraints]`` and ``accepts(env) -> bool`` state preconditions
-    linking variables (both or neither). Registering the same id again with an equal definition is a no-op; with
-    another definition it is a ValueError.
-    """
-    if not isinstance(cid, str) or not all(_ID_PART.fullmatch(part) for part in cid.split(".")):
-        raise ValueError(f"cid={cid!r} must be dotted identifiers, e.g. 'mymech.epsilon'")
-    if cid.split(".")[0] in _BUILTIN_PREFIXES or cid in CONSTANTS or cid in SEED_DIRECTED or cid in NAIVE:
-        raise ValueError(f"cid={cid!r} is reserved for vetdp's own obligations; choose another name")
-    if not isinstance(expr, Expr):
-        raise TypeError(f"expr={expr!r} must be a vetdp.arith.expr.Expr (built from var(...) and ONE, ...)")
-    naive = sorted({n.name for n in expr.walk() if isinstance(n, Op) and n.info.direction == "nearest"})
-    if naive:
-        raise ValueError(f"expr uses round-to-nearest operations {naive}; a constant must round in a stated "
-                         f"direction (inf_* or neg_inf_*)")
-    if bound not in ("upper", "lower"):
-        raise ValueError(f"bound={bound!r} must be 'upper' or 'lower'")
-    if (relations is None) != (accepts is None):
-        raise ValueError("relations and accepts state the same precondition (for z3 and for concrete values): "
-                         "give both or neither")
-    if not isinstance(ranges, Mapping):
-        raise TypeError(f"ranges={ranges!r} must be a mapping from variable name to (lo, hi)")
-    kinds = expr.variables()
-    missing, extra = sorted(set(kinds) - set(ranges)), sorted(set(ranges) - set(kinds))
-    if missing or extra:
-        raise ValueError(f"ranges must give exactly the variables of expr {sorted(kinds)}: "
-                         f"missing {missing}, not in expr {extra}")
-    var_ranges = []
-    for name, pair in ranges.items():
-        if not isinstance(pair, tuple) or len(pair) != 2:
-            raise TypeError(f"ranges[{name!r}]={pair!r} must be a (lo, hi) tuple")
-        lo, hi = (_bound_of(name, v) for v in pair)
-        if lo > hi:
-            raise ValueError(f"ranges[{name!r}]=({pair[0]!r}, {pair[1]!r}) must have lo <= hi")
-        if kinds[name] == "int" and (lo.denominator != 1 or hi.denominator != 1):
-            raise ValueError(f"ranges[{name!r}]={pair!r} must be integers: {name} is an int variable")
-        var_ranges.append(VarRange(name, lo, hi))
-    res = None
-    if result is not None:
-        if not isinstance(result, tuple) or len(result) != 2:
-            raise TypeError(f"result={result!r} must be a (lo, hi) tuple or None")
-        res = (_bound_of("result", result[0]), _bound_of("result", result[1]))
-        if res[0] > res[1]:
-            raise ValueError(f"result={result!r} must have lo <= hi")
-    spec = ConstantSpec(cid, expr, tuple(var_ranges), bound, relations, relations_text, accepts, res,
-                        source or cid)
-    old = USER_CONSTANTS.get(cid)
-    if old is not None:
-        same = (str(old.expr) == str(expr) and old.ranges == spec.ranges and old.bound == bound
-                and old.result == res and old.relations_text == relations_text)
-        if not same:
-            raise ValueError(f"cid={cid!r} is already registered with another definition ({old.expr}, "
-                             f"{[(r.name, r.lo, r.hi) for r in old.ranges]})")
-        return expr
-    USER_CONSTANTS[cid] = spec
-    return expr
 
 
 def all_specs() -> dict[str, ConstantSpec]:

@@ -35,11 +35,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Mapping
 from fractions import Fraction
 
 import z3
 
+from vetdp.arith.constants import ConstantSpec, VarRange  # defined in the light runtime; re-exported
 from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.obligations.limits import rlimit_spent
 
@@ -55,47 +55,6 @@ LN_OF_MAX_UB = Fraction(710)  # ln(MAX) ≈ 709.78
 EXP_SAFE_ARG = Fraction(709)  # exp(709) ≈ 8.2e307 < MAX
 MIN_SUBNORMAL = Fraction(1, 2**1074)
 _FIXED_FLOATS = [z3.RealVal(c) for c in (-MIN_SUBNORMAL, 0, MIN_SUBNORMAL, Fraction(1, 2), 1, 2)]
-
-
-@dataclasses.dataclass(frozen=True)
-class VarRange:
-    """A parameter's precondition: a closed interval of floats (open ends already moved to the
-    adjacent float) or of ints."""
-
-    name: str
-    lo: Fraction
-    hi: Fraction
-
-    def contains(self, x: Fraction) -> bool:
-        return self.lo <= x <= self.hi
-
-
-@dataclasses.dataclass(frozen=True)
-class ConstantSpec:
-    """A privacy constant with its preconditions and the direction its float must err in.
-
-    ``bound`` is "upper" (float >= ideal, e.g. an ε) or "lower" (float <= ideal).
-    ``relations`` adds preconditions linking parameters (e.g. prob·t >= 1), over z3 reals;
-    ``accepts`` is the same test on concrete values. ``result`` bounds the float result
-    (obligation ``range``), e.g. a flip probability in [0, 1/2].
-    """
-
-    id: str
-    expr: Expr
-    ranges: tuple[VarRange, ...]
-    bound: str = "upper"
-    relations: Callable[[Mapping[str, z3.ArithRef]], list] | None = None
-    relations_text: str = ""
-    accepts: Callable[[Mapping[str, float | int]], bool] | None = None
-    result: tuple[Fraction, Fraction] | None = None
-    source: str = ""
-    naive: bool = False
-
-    def range_of(self, name: str) -> VarRange:
-        for r in self.ranges:
-            if r.name == name:
-                return r
-        raise KeyError(f"constant {self.id}: no precondition for variable {name!r}")
 
 
 def _real(q: Fraction | int) -> z3.ArithRef:
