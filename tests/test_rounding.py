@@ -553,3 +553,140 @@ def test_op_unknown_name_or_wrong_arity_raises():
         Op("inf_pow", (ONE, ONE))
     with pytest.raises(ValueError, match="inf_ln takes 1"):
         Op("inf_ln", (ONE, ONE))
+
+
+# ------------------------------------------------------------------ the enclosures behind ln and exp
+# ln_bracket and exp_bracket are vetdp's own integer arithmetic (no mpmath); mpmath is the oracle here.
+
+def _exactly(f: Callable, q: Fraction) -> Callable[[], mpmath.mpf]:
+    """f(q) for mp_sign, with q converted without rounding (q = 1 + 2^-200 must not become 1 before ln)."""
+    def truth() -> mpmath.mpf:
+        with mpmath.workprec(mpmath.mp.prec + q.numerator.bit_length() + q.denominator.bit_length()):
+            return f(mpmath.mpf(q.numerator) / q.denominator)
+
+    return truth
+
+
+def bracket_fault(name: str, q: Fraction, prec: int) -> str | None:
+    """Why ``R.<name>_bracket(q, prec)`` breaks its contract (lo <= f(q) <= hi, hi − lo <= |f(q)|·2^-prec), or
+    None. The truth is decided by mp_sign (mpmath at rising precision)."""
+    lo, hi = getattr(R, f"{name}_bracket")(q, prec)
+    if (name, q) in (("ln", 1), ("exp", 0)):
+        return None if lo == hi == (0 if name == "ln" else 1) else f"{lo}, {hi} at the exact point"
+    truth = _exactly({"ln": mpmath.log, "exp": mpmath.exp}[name], q)
+    if mp_sign(lo, truth) > 0:
+        return f"lo = {float(lo)!r} is above {name}({q})"
+    if mp_sign(hi, truth) < 0:
+        return f"hi = {float(hi)!r} is below {name}({q})"
+    if not (lo <= 0 <= hi) and hi - lo > min(abs(lo), abs(hi)) / 2**prec:
+        return f"hi - lo = {float(hi - lo)!r} is wider than 2^-{prec} relative"
+    return None
+
+
+positive_fractions = st.one_of(
+    st.fractions(min_value=Fraction(1, 10**6)).filter(lambda q: q > 0),
+    st.builds(Fraction, st.integers(1, 2**1100), st.integers(1, 2**1100)),
+    st.builds(lambda k, e: 1 + Fraction(k, 2**e), st.integers(-(2**20), 2**20).filter(bool), st.integers(20, 1100)),
+    any_floats.map(abs).filter(lambda x: x > 0).map(Fraction),
+)
+exp_arguments = st.one_of(
+    st.fractions(min_value=-832, max_value=832),
+    st.floats(min_value=-832.0, max_value=832.0).map(Fraction),
+    st.builds(lambda m, e: Fraction(m, 2**e), st.integers(-(2**60), 2**60), st.integers(60, 1200)),
+)
+PRECS = st.sampled_from([1, 8, 53, 64, 200, 700])
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(q=positive_fractions, prec=PRECS)
+@example(q=Fraction(2), prec=64)
+@example(q=Fraction(1, 2**1074), prec=200)
+@example(q=Fraction(2**1024 - 2**971), prec=200)
+@example(q=Fraction(3, 2) + Fraction(1, 2**200), prec=64)
+def test_ln_bracket_encloses_ln_within_the_promised_width(q, prec):
+    assert bracket_fault("ln", q, prec) is None
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(q=exp_arguments, prec=PRECS)
+@example(q=Fraction(0), prec=64)
+@example(q=Fraction(709.782712893384), prec=200)
+@example(q=Fraction(-745.1332191019412), prec=200)
+@example(q=Fraction(832), prec=64)
+@example(q=Fraction(-832), prec=64)
+@example(q=Fraction(1, 2**1074), prec=64)
+def test_exp_bracket_encloses_exp_within_the_promised_width(q, prec):
+    assert bracket_fault("exp", q, prec) is None
+
+
+@pytest.mark.parametrize("q,expected", [(Fraction(833), 2**1200), (Fraction(10**300), 2**1200),
+                                         (Fraction(-833), Fraction(1, 2**1200))])
+def test_exp_bracket_clamps_beyond_832_where_every_rounding_agrees(q, expected):
+    assert R.exp_bracket(q, 64) == (expected, expected)
+
+
+@pytest.mark.parametrize("q", [Fraction(0), Fraction(-1, 3)])
+def test_ln_bracket_outside_its_domain_raises(q):
+    with pytest.raises(R.FloatArithmeticError, match=r"ln_bracket: q=.*\(0, inf\)"):
+        R.ln_bracket(q, 64)
+
+
+BRACKET_POINTS = [Fraction(x) for x in (2.0, 3.0, 0.1, 1e-300, 1e300, 1 + 2**-40)]
+
+
+@pytest.mark.parametrize("series,name,points", [
+    ("_atanh_fixed", "ln", BRACKET_POINTS),
+    ("_exp_fixed", "exp", [Fraction(x) for x in (0.3, 1.0, 50.0, -0.2, -700.0)]),
+])
+def test_a_series_without_its_error_budget_is_caught(monkeypatch, series, name, points):
+    """Mutant: the series' upper end without its error budget (hi = lo); the oracle must see hi below the truth.
+    The same points pass with the real series (the tests above)."""
+    assert all(bracket_fault(name, q, 64) is None for q in points)
+    real = getattr(R, series)
+    monkeypatch.setattr(R, series, lambda *a: (real(*a)[0], real(*a)[0]))
+    faults = [bracket_fault(name, q, 64) for q in points]
+    assert any(f and "is below" in f for f in faults), faults
+
+
+@pytest.mark.parametrize("op,arg,truth", [
+    ("inf_ln", 3.0, lambda: mpmath.log(3)), ("neg_inf_ln", 0.1, lambda: mpmath.log(mpmath.mpf(0.1))),
+    ("inf_exp", 1.0, lambda: mpmath.exp(1)), ("neg_inf_exp", -745.0, lambda: mpmath.exp(-745)),
+    ("inf_log1p", 1e-300, lambda: mpmath.log1p(mpmath.mpf(1e-300))),
+    ("neg_inf_expm1", 5e-324, lambda: mpmath.expm1(mpmath.mpf(5e-324))),
+])
+@pytest.mark.parametrize("ulps", [1, -1])
+def test_a_result_one_ulp_off_fails_the_oracle(op, arg, truth, ulps):
+    """Mutant: the correct result moved one float up or down; the directed-rounding check rejects it, so the
+    tests above would catch an implementation off by one ulp."""
+    up = op.startswith("inf_")
+    good = getattr(R, op)
+    check_directed(op, good, (arg,), lambda c: mp_sign(c, truth), up)
+
+    def off(x: float) -> float:
+        return math.nextafter(good(x), math.inf if ulps > 0 else -math.inf)
+
+    with pytest.raises(AssertionError, match="below the truth|above the truth|not the least|not the greatest"):
+        check_directed(op, off, (arg,), lambda c: mp_sign(c, truth), up)
+
+
+@settings(max_examples=1500, deadline=None, derandomize=True)
+@given(n=st.one_of(st.integers(-(2**80), 2**80), st.integers(-(2**60), 2**60).map(lambda m: m | 1)),
+       e=st.integers(-1250, 1100))
+@example(n=2**53 - 1, e=971)
+@example(n=2**54 - 1, e=970)
+@example(n=-(2**54 - 1), e=970)
+@example(n=1, e=-1075)
+@example(n=-1, e=-1075)
+@example(n=3, e=-1076)
+def test_round_scaled_agrees_with_round_of_the_same_rational(n, e):
+    """The transcendental functions round n·2^e without building a Fraction; that shortcut must be _round."""
+    q = Fraction(n) * Fraction(2) ** e
+    for up in (True, False):
+        try:
+            expected = R._round(q, up)
+        except R.RoundingOverflowError:
+            with pytest.raises(R.RoundingOverflowError):
+                R._round_scaled(n, e, up)
+            continue
+        got = R._round_scaled(n, e, up)
+        assert got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected), (n, e, up, got)
