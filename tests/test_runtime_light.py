@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+
+import pytest
 
 # What a production client must never load by importing the runtime or a bundled mechanism.
 HEAVY = ("z3", "sympy", "scipy", "matplotlib", "sklearn", "statsmodels", "hypothesis", "mpmath", "click", "rich")
@@ -23,6 +26,11 @@ def loaded_heavy(python: str, modules: tuple[str, ...], cwd: str | None = None) 
             "if h in sys.modules)))")
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=cwd, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("module", RUNTIME_MODULES + IMPL_MODULES)
+def test_runtime_module_imports_nothing_heavy(module):
+    assert loaded_heavy(sys.executable, (module,)) == []
 
 
 def test_builtin_ids_reserved_by_the_light_module_are_the_bundled_constants():
