@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from vetdp.arith.constants import register_constant
 from vetdp.arith.expr import ONE, TWO, Expr, Op, Var, var
 from vetdp.core.measurement import (
     BitVectorDomain,
@@ -29,7 +30,6 @@ from vetdp.core.measurement import (
 )
 from vetdp.core.validation import check_bool, check_float, check_int, check_interval
 from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON, flip_probability
-from vetdp.arith.constants import register_constant
 from vetdp.sampling.batch import sample_bernoulli_batch
 from vetdp.sampling.primitives import sample_bernoulli_float
 

@@ -17,8 +17,8 @@ from vetdp.obligations.pinning import default_proofs_dir
 REPO = default_proofs_dir().parent
 
 
-def noneditable_install(base: Path, imports: str = "vetdp, vetdp.impl") -> Path:
-    """bin/ of a venv under ``base`` holding vetdp built from a copy of this tree; ``imports`` must resolve there."""
+def _copy_tree(base: Path) -> Path:
+    """A copy under ``base`` of what building vetdp reads from this tree."""
     src = base / "src"
     src.mkdir()
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
@@ -26,6 +26,26 @@ def noneditable_install(base: Path, imports: str = "vetdp, vetdp.impl") -> Path:
         shutil.copy(REPO / name, src / name)
     for name in ("vetdp", "impl", "specs"):
         shutil.copytree(REPO / name, src / name, ignore=ignore)
+    return src
+
+
+def runtime_install(base: Path) -> Path:
+    """bin/ of a fresh venv under ``base`` holding ``pip install <a copy of this tree>``: non-editable, without extras,
+    so with vetdp's base dependencies only (NumPy, from pip's cache or index) and nothing of this interpreter's."""
+    src = _copy_tree(base)
+    env_dir = base / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    py = env_dir / "bin" / "python"
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", str(src)],
+                         capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    shutil.rmtree(src)
+    return env_dir / "bin"
+
+
+def noneditable_install(base: Path, imports: str = "vetdp, vetdp.impl") -> Path:
+    """bin/ of a venv under ``base`` holding vetdp built from a copy of this tree; ``imports`` must resolve there."""
+    src = _copy_tree(base)
     env_dir = base / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"

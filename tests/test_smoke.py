@@ -13,7 +13,7 @@ def test_public_names_are_importable():
 
 def test_console_script_is_declared():
     scripts = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="console_scripts")}
-    assert scripts.get("vetdp") == "vetdp.cli:main"
+    assert scripts.get("vetdp") == "vetdp.launch:main"
 
 
 def test_only_the_vetdp_namespace_is_installed():

@@ -23,10 +23,17 @@ of this module and that each resolves.
   randomness must go so that the engine can enumerate it.
 * **Checks** — :class:`CheckResult`, :class:`Status`, :class:`CheckOptions` for a project's own providers
   (``[tool.vetdp] providers``).
+
+Importing this module loads the light runtime only (NumPy and vetdp's own modules): the constants, mechanism building
+blocks and randomness above are what a production module needs. Specs, strategies, obligations, lemmas and checks
+load on first use and need the harness extra (``pip install 'vetdp[harness]'``).
 """
 
 from __future__ import annotations
 
+import typing as _typing
+
+from vetdp.arith.constants import register_constant
 from vetdp.arith.expr import ONE, TWO, ZERO, Expr, const, var
 from vetdp.core.measurement import (
     AtomDomain,
@@ -45,27 +52,6 @@ from vetdp.core.measurement import (
     max_divergence,
 )
 from vetdp.core.validation import check_bool, check_float, check_int, check_interval
-from vetdp.engine.dominance import pld_of_laws
-from vetdp.engine.registry import CheckOptions
-from vetdp.engine.results import CheckResult, Status
-from vetdp.engine.spec import (
-    MIN_SUBNORMAL,
-    BadParams,
-    EstimatorSpec,
-    MeasurementSpec,
-    at_least,
-    boundary_probabilities,
-    floats_in,
-    seeded_permutation,
-    spread,
-    tiny_float,
-    tiny_floats,
-    tiny_numerator,
-)
-from vetdp.obligations.check import constant_obligations
-from vetdp.arith.constants import register_constant
-from vetdp.obligations.lemmas import lemma
-from vetdp.project import Project, ProjectError, find_project
 from vetdp.sampling import (
     SeededSource,
     random_bytes,
@@ -73,6 +59,61 @@ from vetdp.sampling import (
     sample_uniform_int_below,
     use_source,
 )
+
+# What a mechanism module imports (above) is the light runtime: NumPy and vetdp's own modules. The names for specs,
+# obligations, lemmas and checks need the harness extra and load on first use (PEP 562), so that a production module
+# written against this API imports none of z3, sympy, hypothesis, scipy.
+_HARNESS = {
+    **dict.fromkeys(["MeasurementSpec", "EstimatorSpec", "BadParams", "floats_in", "at_least", "boundary_probabilities",
+                     "MIN_SUBNORMAL", "tiny_float", "tiny_floats", "tiny_numerator", "seeded_permutation", "spread"],
+                    "vetdp.engine.spec"),
+    "pld_of_laws": "vetdp.engine.dominance",
+    "constant_obligations": "vetdp.obligations.check",
+    "lemma": "vetdp.obligations.lemmas",
+    "CheckResult": "vetdp.engine.results",
+    "Status": "vetdp.engine.results",
+    "CheckOptions": "vetdp.engine.registry",
+    "Project": "vetdp.project",
+    "ProjectError": "vetdp.project",
+    "find_project": "vetdp.project",
+}
+
+if _typing.TYPE_CHECKING:
+    from vetdp.engine.dominance import pld_of_laws
+    from vetdp.engine.registry import CheckOptions
+    from vetdp.engine.results import CheckResult, Status
+    from vetdp.engine.spec import (
+        MIN_SUBNORMAL,
+        BadParams,
+        EstimatorSpec,
+        MeasurementSpec,
+        at_least,
+        boundary_probabilities,
+        floats_in,
+        seeded_permutation,
+        spread,
+        tiny_float,
+        tiny_floats,
+        tiny_numerator,
+    )
+    from vetdp.obligations.check import constant_obligations
+    from vetdp.obligations.lemmas import lemma
+    from vetdp.project import Project, ProjectError, find_project
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name not in _HARNESS:
+        raise AttributeError(f"module 'vetdp.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HARNESS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HARNESS})
+
 
 __all__ = [
     # specs

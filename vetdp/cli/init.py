@@ -36,11 +36,15 @@ pythonpath = ["src"]
 vetdp = true                # pytest collects every spec x clause and proof check
 """
 
+# Production depends on vetdp's runtime (NumPy only); the tests and CI on its harness (the vetdp command, z3, ...).
 _PYPROJECT = """[project]
 name = "{pkg}"
 version = "0.1.0"
 requires-python = ">=3.11"
-dependencies = ["vetdp"]
+dependencies = ["vetdp"]          # the runtime: what the mechanisms import in production (NumPy only)
+
+[project.optional-dependencies]
+test = ["vetdp[harness]", "pytest"]  # what vets them: the vetdp command, its pytest plugin, z3, sympy, ...
 """
 
 _MECHANISM = '''"""Binary randomized response parameterised by ε: the sample mechanism of `vetdp init`.
@@ -229,7 +233,8 @@ jobs:
         with:
           python-version: "3.11"
       # vetdp is not on PyPI: set the repository variable VETDP_SOURCE, e.g.
-      # "vetdp @ git+https://github.com/OWNER/vetdp.git@TAG" or a wheel's URL.
+      # "vetdp[harness] @ git+https://github.com/OWNER/vetdp.git@TAG" or a wheel's URL followed by [harness]:
+      # CI needs the harness extra (the vetdp command, z3, ...); production needs only the runtime, vetdp.
       - run: pip install "${{{{ vars.VETDP_SOURCE }}}}" pytest
       - run: vetdp check --junit vetdp.xml
       - run: vetdp proofs status
