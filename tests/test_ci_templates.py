@@ -21,9 +21,9 @@ def test_templates_call_existing_vetdp_subcommands_and_options():
     for path in (ROOT / "ci" / "templates").iterdir():
         for line in re.findall(r"vetdp (\w+)([^\n]*)", path.read_text()):
             sub, rest = line
-            if sub not in main.commands:
+            if sub not in main.list_commands(None):
                 continue  # e.g. "vetdp verify" in prose is covered below; "vetdp-reports" is a name
-            known = {opt for p in main.commands[sub].params for opt in getattr(p, "opts", [])}
+            known = {opt for p in main.get_command(None, sub).params for opt in getattr(p, "opts", [])}
             for opt in re.findall(r"(--[\w-]+)", rest):
                 assert opt in known, f"{path.name}: vetdp {sub} has no option {opt}"
         assert "vetdp verify" in path.read_text() or "vetdp check" in path.read_text()

@@ -376,7 +376,7 @@ def test_a_report_without_the_searched_array_is_a_failure_not_a_fix():
 def test_findings_is_a_vetdp_subcommand(tmp_path):
     from vetdp.cli import main
 
-    assert main.commands.get("findings") is findings_command
+    assert main.get_command(None, "findings") is findings_command
     out = tmp_path / "f.json"
     result = CliRunner().invoke(main, ["findings", "-k", "opendp-4", "--json", str(out)], catch_exceptions=False)
     assert result.exit_code == 0 and [f["id"] for f in json.loads(out.read_text())["findings"]] == ["opendp-4"]

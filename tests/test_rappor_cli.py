@@ -336,7 +336,7 @@ def test_group_help_lists_the_three_commands_and_main_registers_this_group():
 
     r = CliRunner().invoke(rappor, ["--help"])
     assert r.exit_code == 0 and all(cmd in r.output for cmd in ("encode", "simulate", "decode"))
-    assert main.commands.get("rappor", rappor) is rappor
+    assert main.get_command(None, "rappor") is rappor
 
 
 def test_progress_bars_only_on_a_terminal(tmp_path, values_file):

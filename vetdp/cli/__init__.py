@@ -7,6 +7,7 @@ Exit codes (:class:`ExitCode`): 0 everything passed; 1 a check found a violation
 from __future__ import annotations
 
 import enum
+import importlib
 import math
 import os
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import click
 
-__all__ = ["main", "ExitCode", "output_path", "write_output", "Real", "Integer"]
+__all__ = ["main", "ExitCode", "output_path", "write_output", "Real", "Integer", "SUBCOMMANDS", "load_command"]
 
 
 class ExitCode(enum.IntEnum):
@@ -124,9 +125,69 @@ def write_output(option: str, path: str, text: str) -> None:
         raise click.UsageError(f"{option}={path!r}: cannot write: {e.strerror or e}") from None
 
 
+# Each subcommand lives in its own module of this package and is imported only when it runs (or its help is asked
+# for). `vetdp --help` lists them from this table, without importing any: name -> (module, attribute, short help). The
+# short help is the command's own (its docstring's first sentence); tests/test_cli_startup.py checks that they agree.
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "account": ("vetdp.cli.account", "account",
+                "(ε, δ)-DP of MECHANISM run --compose times, by every method side by side; the exact one marked."),
+    "audit": ("vetdp.cli.audit", "audit",
+              "Audit a sampler: lower-bound its ε with confidence 1 − β; exit 0 pass, 1 violation, 2 error."),
+    "buffling": ("vetdp.cli.buffling", "buffling",
+                 "Privacy of shuffling + flipping k Bloom filters of m bits (seed 004), exact where the document "
+                 "simulates."),
+    "check": ("vetdp.cli.check", "check",
+              "Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error."),
+    "findings": ("vetdp.cli.findings", "findings",
+                 "List the registered third-party findings; with --run or --check, run the command that reproduces "
+                 "each."),
+    "init": ("vetdp.cli.init", "init",
+             "Scaffold a project that vets its own mechanism: [tool.vetdp], a sample mechanism, its spec, its pinned "
+             "proof and a CI workflow; `vetdp check` passes on it straight away."),
+    "plot": ("vetdp.cli.account", "plot",
+             "Regenerate the seed post's three figures (RDP/zCDP bounds, composition, MAE) as PNG and SVG."),
+    "proofs": ("vetdp.cli.proofs", "proofs", "Pinned proof documents: status, diff, bless, render."),
+    "rappor": ("vetdp.cli.rappor", "rappor",
+               "RAPPOR (Erlingsson, Pihur, Korolova 2014): encode strings as randomized Bloom-filter reports, "
+               "simulate populations with known truth, decode reports against candidate strings."),
+    "verify": ("vetdp.cli.verify", "verify", "Vet another implementation of a mechanism against our SPEC."),
+    "vet": ("vetdp.cli.vet", "vet", "Vet code written elsewhere (an accountant, ...) against exact truths."),
+}
+
+
+def load_command(name: str) -> click.Command:
+    """The subcommand ``name`` of :data:`SUBCOMMANDS`, its module imported now."""
+    module, attr, _ = SUBCOMMANDS[name]
+    return getattr(importlib.import_module(module), attr)
+
+
 class _Main(click.Group):
-    """The root group: a malformed or unusable ``[tool.vetdp]`` project, met by any subcommand, is a usage
-    error (exit 2) with its message, never a traceback that exits 1 like a violation."""
+    """The root group: subcommands load lazily from :data:`SUBCOMMANDS`; a malformed or unusable ``[tool.vetdp]``
+    project, met by any subcommand, is a usage error (exit 2) with its message, never a traceback that exits 1 like
+    a violation."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in SUBCOMMANDS:
+            self.add_command(load_command(cmd_name), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click's, with the short help of a subcommand not yet imported taken from :data:`SUBCOMMANDS`."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in SUBCOMMANDS and name not in self.commands:
+                rows.append((name, click.Command(name, help=SUBCOMMANDS[name][2]).get_short_help_str(limit)))
+            elif not self.commands[name].hidden:
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):
         from vetdp.project import ProjectError
@@ -152,19 +213,3 @@ def main(ctx: click.Context, project_dir: str | None) -> None:
             ctx.with_resource(project_scope(project_dir))
         except ProjectError as e:
             raise click.UsageError(str(e)) from None
-
-
-# --- subcommands: each lives in its own module of this package ---
-from vetdp.cli.account import account, plot  # noqa: E402
-from vetdp.cli.audit import audit  # noqa: E402
-from vetdp.cli.buffling import buffling  # noqa: E402
-from vetdp.cli.check import check  # noqa: E402
-from vetdp.cli.findings import findings  # noqa: E402
-from vetdp.cli.init import init  # noqa: E402
-from vetdp.cli.proofs import proofs  # noqa: E402
-from vetdp.cli.rappor import rappor  # noqa: E402
-from vetdp.cli.verify import verify  # noqa: E402
-from vetdp.cli.vet import vet  # noqa: E402
-
-for _command in (check, verify, proofs, account, plot, buffling, audit, vet, findings, init, rappor):
-    main.add_command(_command)

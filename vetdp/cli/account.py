@@ -14,11 +14,7 @@ import json
 import sys
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from vetdp.accounting.composition import compare_methods
-from vetdp.accounting.curves import randomized_response_curve, rappor_curve
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
 
 __all__ = ["account", "plot", "compose_limit"]
@@ -41,6 +37,8 @@ def compose_limit(mechanism: str, categories: int, k: int) -> int:
 
 
 def _family(mechanism: str, epsilon: float, categories: int, k: int):
+    from vetdp.accounting.curves import randomized_response_curve, rappor_curve
+
     if mechanism == "rr":
         if k != 1:
             raise click.BadParameter(f"{k} applies to k-rappor only", param_hint="--k")
@@ -67,6 +65,11 @@ def _family(mechanism: str, epsilon: float, categories: int, k: int):
 def account(mechanism: str, epsilon: float, categories: int, k: int, compose: int, delta: float,
             json_path: str | None) -> None:
     """(ε, δ)-DP of MECHANISM run --compose times, by every method side by side; the exact one marked."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from vetdp.accounting.composition import compare_methods
+
     limit = compose_limit(mechanism, categories, k)
     if compose > limit:
         raise click.BadParameter(

@@ -10,13 +10,10 @@ import time
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vetdp.cli import Integer, Real
 from vetdp.cli.check import report_options, run_and_report
 from vetdp.cli.verify import load_callable, load_opendp
-from vetdp.engine.results import CheckResult, Status
 
 __all__ = ["audit"]
 
@@ -111,9 +108,13 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
 
     A violation is reported only when the lower bound exceeds the claimed ε.
     """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from vetdp.audit.driver import as_sampler, run_audit
     from vetdp.core.measurement import Measurement
     from vetdp.distributed import task_runner
+    from vetdp.engine.results import CheckResult, Status
 
     if workers is not None and scheduler is not None:
         raise click.UsageError("give --workers N or --scheduler ADDRESS, not both")

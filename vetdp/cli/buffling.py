@@ -23,20 +23,17 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import Progress
-from rich.table import Table
 
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
 from vetdp.cli.check import dask_options, report_options, runner_scope
 
-__all__ = ["buffling", "simulation_limit", "ONE_BF_MAX_BITS", "CERTIFIED_MAX_BITS", "vet"]
+if TYPE_CHECKING:  # rich loads when a command runs, not for --help
+    from rich.console import Console
 
-console = Console()
+__all__ = ["buffling", "simulation_limit", "ONE_BF_MAX_BITS", "CERTIFIED_MAX_BITS", "vet"]
 
 # one-bf works in exact rationals: its time grows like m^3 (measured: m = 40 in 7 s, m = 80 in 27 s on one core), so
 # the command line stops at m = 100 rather than run for many minutes; the Python API takes larger m knowingly.
@@ -98,7 +95,9 @@ def _fin(x: float) -> float | str | None:
 
 def _console(json_path: str | None) -> Console:
     """Where tables go: standard output, or standard error when the JSON document goes to standard output."""
-    return Console(stderr=True) if json_path == "-" else console
+    from rich.console import Console
+
+    return Console(stderr=json_path == "-")
 
 
 @contextlib.contextmanager
@@ -129,6 +128,10 @@ def buffling() -> None:
 @output_path("--json", "json_path", help="also write the results as JSON")
 def snr(n_pub: int, n_bit: int, flip_prob: float, skew: str, plot_path: str | None, json_path: str | None) -> None:
     """SNR of every incremental change j → i, its maximum and maximisers (Part I)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     from vetdp.buffling.snr import concentration, skewed_counts, snr_table
 
     try:
@@ -251,6 +254,10 @@ def _pieces(items: list, runner: Any, serial_pieces: int, per_worker: int = 4) -
 def _one_bf_exact(n_bit: int, flip_prob: float, delta: float, depth: int | None, json_path: str | None,
                   runner: Any) -> None:
     """one-bf up to the exact limit: ε per y_d on exact rationals and the three routes compared at every point."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
     rows = list(range(n_bit))
     privacy_pieces = _pieces(rows, runner, 1, 1)  # each piece builds the exact law again: as few as there are workers
     route_pieces = _pieces(rows, runner, n_bit)  # one row per piece serially: the bar moves per row
@@ -301,6 +308,11 @@ def _one_bf_certified(m: int, p: float, delta: float, y_ds: tuple[int, ...], jso
                       runner: Any) -> None:
     """one-bf above the exact limit: certified enclosures of R(y_x | y_d) over the vet grid's rows, and a
     certified bracket on the hockey-stick ε(y_d; δ) per y_d."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import Progress
+    from rich.table import Table
+
     from vetdp.buffling.one_bf import ln_down, ln_up
     from vetdp.buffling.one_bf_delta import one_bf_epsilon
     wanted = sorted(set(y_ds)) if y_ds else sorted({0, m // 10, m // 2, m - 1})
@@ -371,6 +383,9 @@ def _rows_for(m: int, p: float, y_d: int) -> list[tuple[int, str]]:
 def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: int, r_cap: float, n_simu: int,
             seed: int | None, chain_seconds: float, json_path: str | None) -> None:
     """Many Bloom filters: certified ε(δ) by hockey-stick and by the quantile rule (Part III)."""
+    from rich.console import Console
+    from rich.table import Table
+
     from vetdp.buffling.bounds import many_bf_epsilon
     from vetdp.buffling.many_bf import many_bf_distribution
     from vetdp.buffling.montecarlo import simulate_many_bf
@@ -490,6 +505,10 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
 def flip_prob(n_pub: int, n_bit: int, epsilon: float, delta: float, method: str, rel_tol: float, n_simu: int,
               seed: int, json_path: str | None) -> None:
     """The smallest flip probability reaching (ε, δ) for the heuristic pair (monotone search)."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
     from vetdp.buffling.search import estimate_flip_prob
 
     if method == "montecarlo":
@@ -629,10 +648,14 @@ _SHOWN_POINTS = 40
 
 def _print_outside(results: list, *paths: str | None) -> None:
     """A table of the points outside tolerance (the first 40; every one is in the JSON report's witnesses)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     rows = [(r, pt) for r in results for pt in (r.witness or {}).get("outside", [])]
     if not rows:
         return
-    out = Console(stderr=True) if "-" in paths else console
+    out = Console(stderr="-" in paths)
     if not out.is_terminal:  # a log or a CI page: wide rows rather than folded ones
         out = Console(width=200, stderr=out.stderr)
     table = Table(title=f"points outside tolerance ({len(rows)})")

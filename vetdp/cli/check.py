@@ -9,18 +9,16 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from vetdp.cli import ExitCode, output_path, write_output
-from vetdp.engine import report
-from vetdp.engine.registry import CheckOptions, glob_matches
-from vetdp.engine.results import CheckResult, Status
 from vetdp.project import PROOFS_PROVIDER, Project, ProjectError, active_project, project_scope, read_gate_file
+
+if TYPE_CHECKING:  # the engine and rich load when a command runs, not for --help
+    from vetdp.engine.registry import CheckOptions
+    from vetdp.engine.results import CheckResult
 
 __all__ = ["check", "run_and_report", "report_options", "project_option", "load_refs", "dask_options",
            "runner_scope"]
@@ -43,6 +41,14 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     ``true_label`` names the ``true`` column (an audit's is a confidence lower bound, not a true value).
     A run that produced no result at all checked nothing: it prints ``nothing_selected`` and exits 2, never 0.
     """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from vetdp.engine import report
+    from vetdp.engine.registry import glob_matches
+    from vetdp.engine.results import CheckResult, Status
+
     out, err = Console(), Console(stderr=True)
     if "-" in (json_path, junit_path, markdown_path):  # a report on standard output: the table goes to stderr
         out = Console(stderr=True)
@@ -226,6 +232,7 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
                   ) -> list[tuple[str, Callable[[], Iterable[CheckResult]]]]:
     """The stages of ``vetdp check``: every spec (one task each), the proofs, each provider; all submitted to
     ``runner`` at once, each stage yielding its results in the serial order."""
+    from vetdp.engine.results import CheckResult, Status
     from vetdp.engine.specs_provider import spec_check_names
 
     selected = [s for s in specs if any(options.selected(name) for name in spec_check_names(s))]
@@ -283,6 +290,7 @@ def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, con
     own bundled specs. With --workers N or --scheduler ADDRESS the specs, the proofs and each provider run as
     separate tasks on Dask, with the same report (docs/dask.md).
     """
+    from vetdp.engine.registry import CheckOptions
     from vetdp.engine.spec import discover_specs
 
     try:

@@ -12,15 +12,11 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from vetdp.cli import ExitCode, output_path, write_output
-from vetdp.engine.registry import glob_matches
 from vetdp.findings import (
     Outcome,
     RegistryError,
@@ -30,6 +26,9 @@ from vetdp.findings import (
     unregistered_sections,
     verdicts_to_json,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["findings", "run_command", "run_in_process"]
 
@@ -124,6 +123,9 @@ def _registries(paths: tuple[str, ...]) -> list[Path]:
 
 
 def _table(verdicts: list, out: Console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(title="vetdp findings", show_lines=True)
     for name in ("finding", "library", "status", "command", "title"):
         table.add_column(name, overflow="fold")
@@ -167,6 +169,11 @@ def findings(run: bool, check: bool, require_installed: bool, registry_paths: tu
     (an upstream fix shows here), 'library not installed' when skipped. Exit 0 when listing; with --check, 1 when
     a finding is no longer reported, 2 on an error.
     """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from vetdp.engine.registry import glob_matches
     from vetdp.project import active_project
 
     if pattern is not None and not pattern.strip():

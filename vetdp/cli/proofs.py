@@ -7,18 +7,20 @@ refused); 2 bad usage (unknown proof name, malformed document).
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from vetdp.cli import ExitCode
 from vetdp.cli.check import project_option, z3_rlimit_option
-from vetdp.obligations.pinning import Pinning, ProofError
 from vetdp.project import ProjectError, project_scope
+
+if TYPE_CHECKING:  # the obligations (z3, sympy) and rich load when a command runs, not for --help
+    from vetdp.obligations.pinning import Pinning
 
 __all__ = ["proofs"]
 
@@ -41,10 +43,18 @@ def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None, pro
     The proofs are those of the project ([tool.vetdp] proofs of the nearest pyproject.toml, or --project DIR).
     A proofs directory that is missing, empty, or holds no proof of a spec'd module is an error (exit 2).
     """
-    from vetdp.obligations.provider import spec_modules
-
     if impl_dir is not None and not Path(impl_dir).is_dir():
         raise click.BadParameter(f"--impl-dir={impl_dir!r} is not a directory", param_hint="--impl-dir")
+    # opened by the subcommand that runs (pass_pinning), so that `vetdp proofs NAME --help` opens nothing
+    ctx.obj = functools.partial(_open_pinning, ctx, proofs_dir, impl_dir, project_dir)
+
+
+def _open_pinning(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None, project_dir: str | None
+                  ) -> Pinning:
+    """The proofs of the project (entered for the rest of the group's run); a usage error when there are none."""
+    from vetdp.obligations.pinning import Pinning, ProofError
+    from vetdp.obligations.provider import spec_modules
+
     try:
         project = ctx.with_resource(project_scope(project_dir))
     except ProjectError as e:
@@ -56,17 +66,31 @@ def proofs(ctx: click.Context, proofs_dir: str | None, impl_dir: str | None, pro
             pin.require_proofs(spec_modules(), label="--proofs-dir" if proofs_dir else None)
     except ProofError as e:
         raise click.UsageError(str(e)) from None
-    ctx.obj = pin
+    return pin
+
+
+def pass_pinning(f: Callable) -> Callable:
+    """Call ``f(pin, ...)`` with the group's :class:`Pinning`, opened now."""
+    def run(*args, **kwargs):
+        return f(click.get_current_context().obj(), *args, **kwargs)
+
+    return functools.update_wrapper(run, f)
 
 
 @proofs.command()
 @click.argument("names", nargs=-1)
 @click.option("--deep", is_flag=True, help=_DEEP_HELP)
 @z3_rlimit_option
-@click.pass_obj
+@pass_pinning
 def status(pin: Pinning, names: tuple[str, ...], deep: bool, z3_rlimit: int | None) -> None:
     """A table of every proof: up to date / outdated / incomplete / an obligation failing. The obligations are
     derived from each proof's constants: (their count is shown)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from vetdp.obligations.pinning import ProofError
+
     console = Console()
     if not console.is_terminal:  # a log or a CI page: wide rows rather than truncated names
         console = Console(width=200)
@@ -99,9 +123,11 @@ def status(pin: Pinning, names: tuple[str, ...], deep: bool, z3_rlimit: int | No
 
 @proofs.command()
 @click.argument("name")
-@click.pass_obj
+@pass_pinning
 def diff(pin: Pinning, name: str) -> None:
     """The source change of NAME's proved functions since the proof was vetted."""
+    from vetdp.obligations.pinning import ProofError
+
     try:
         text = pin.diff(name)
     except ProofError as e:
@@ -115,10 +141,12 @@ def diff(pin: Pinning, name: str) -> None:
 @click.argument("name")
 @click.option("--deep", is_flag=True, help=_DEEP_HELP)
 @z3_rlimit_option
-@click.pass_obj
+@pass_pinning
 def bless(pin: Pinning, name: str, deep: bool, z3_rlimit: int | None) -> None:
     """Re-pin NAME to the current source after review, recording the obligations derived from its constants:;
     refused while its code uses a constant it does not list, or an obligation or lemma fails."""
+    from vetdp.obligations.pinning import ProofError
+
     try:
         doc = pin.doc(name)
         before = pin.recorded_obligations(name)
@@ -143,7 +171,7 @@ def bless(pin: Pinning, name: str, deep: bool, z3_rlimit: int | None) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="build/proofs", show_default=True,
               help="Directory for the HTML files.")
 @z3_rlimit_option
-@click.pass_obj
+@pass_pinning
 def render(pin: Pinning, out_dir: str, z3_rlimit: int | None) -> None:
     """Write every proof as HTML with typeset math (MathML, offline), a status banner and the obligations derived
     from its constants:."""
@@ -157,8 +185,14 @@ def render(pin: Pinning, out_dir: str, z3_rlimit: int | None) -> None:
 @proofs.command()
 def findings() -> None:
     """The seeds' arithmetic re-checked: every obligation of each naive/seed constant, with witnesses."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     from vetdp.obligations.check import run_all
     from vetdp.obligations.constants import NAIVE, SEED_DIRECTED
+
+    click.get_current_context().obj()  # the project is opened as for every subcommand (a broken one: exit 2)
 
     table = Table(title="seed constants (round-to-nearest and seed 001's order)")
     for col in ("obligation", "status", "s", "witness"):

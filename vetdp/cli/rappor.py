@@ -25,21 +25,19 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import numpy as np
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
 
+if TYPE_CHECKING:  # NumPy and rich load when a command runs, not for --help
+    import numpy as np
+    from rich.console import Console
+    from rich.progress import Progress
+
 __all__ = ["rappor", "read_reports", "write_reports", "read_strings", "decode_document", "write_plot",
            "REPORTS_SCHEMA_VERSION", "MAX_CELLS"]
-
-console = Console()
 
 REPORTS_SCHEMA_VERSION = 1
 MAX_CELLS = 2**30  # reports × k bits held in memory at once (one byte each as NumPy bools): 1 GiB
@@ -74,11 +72,15 @@ def _run(fn: Callable[[], Any]) -> Any:
 
 
 def _err_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
 def _progress(err: Console) -> Progress:
     """A progress bar on standard error; nothing at all when standard error is not a terminal."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
     return Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                     console=err, disable=not err.is_terminal, transient=True)
 
@@ -209,6 +211,8 @@ def _read_ints(option: str, path: str, lo: int, hi: int) -> list[int]:
 
 
 def _bits_to_strings(a: np.ndarray) -> list[str]:
+    import numpy as np
+
     chars = np.where(a, np.uint8(49), np.uint8(48)).astype(np.uint8)
     k = a.shape[1]
     flat = chars.tobytes().decode("ascii")
@@ -216,6 +220,8 @@ def _bits_to_strings(a: np.ndarray) -> list[str]:
 
 
 def _strings_to_bits(option: str, path: str, what: str, strings: Sequence[Any], k: int) -> np.ndarray:
+    import numpy as np
+
     if not all(isinstance(s, str) and len(s) == k for s in strings):
         bad = next(i for i, s in enumerate(strings) if not (isinstance(s, str) and len(s) == k))
         _fail(f"{option}={path!r}: {what}[{bad}] = {str(strings[bad])[:40]!r} must be a string of k={k} '0'/'1'")
@@ -234,6 +240,8 @@ def write_reports(path: str, params: dict[str, Any], cohorts: np.ndarray, bloom:
     per row); ``bloom_filters`` and/or ``reports`` (one k-bit row per input, bit i = character/bit i). JSON adds
     ``schema_version`` and ``command``; NPZ stores the rows packed (numpy.packbits, axis 1, big-endian bit order)
     and the parameters as a JSON string; CSV has a first line ``# rappor {parameters as JSON}``."""
+    import numpy as np
+
     doc_params = {**params, **(extra or {})}
     suffix = "" if path == "-" else Path(path).suffix.lower()
     if suffix == ".npz":
@@ -265,6 +273,8 @@ def read_reports(option: str, path: str) -> tuple[dict[str, Any], np.ndarray, np
     """(parameters carried by the file, cohorts (n,) int64, randomized reports (n, k) bool) from a file written by
     :func:`write_reports` (or a CSV ``cohort,report`` of the user's, then without parameters). Exit 2 when it is
     unreadable, malformed, holds Bloom filters only, or rows of unequal length."""
+    import numpy as np
+
     suffix = Path(path).suffix.lower()
     try:
         if suffix == ".npz":
@@ -350,6 +360,8 @@ def decode_document(result: Any, params: dict[str, Any], alpha: float, truth: di
     ``interval`` [lo, hi] at level 1 − alpha, ``p_value``, ``selected`` (kept by the lasso), ``significant``, and
     ``true_count`` when the truth is known; ``score`` (recall, false discoveries, coverage) then too. A number the
     decoder left undefined (NaN) is null."""
+    import numpy as np
+
     cands = []
     for i, value in enumerate(result.candidates):
         lo, hi = result.confidence_intervals[i]
@@ -368,6 +380,9 @@ def decode_document(result: Any, params: dict[str, Any], alpha: float, truth: di
 
 
 def _print_decode(out: Console, doc: dict[str, Any], top: int) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     rows = sorted((c for c in doc["candidates"] if c["significant"]), key=lambda c: -(c["estimate"] or 0.0))
     level = 1 - doc["parameters"]["alpha"]
     truth = any("true_count" in c for c in doc["candidates"])
@@ -438,6 +453,7 @@ def write_plot(path: str, doc: dict[str, Any]) -> tuple[Path, Path]:
     With the truth: estimated against true share of reports, interval bars at level 1 − alpha, the diagonal, the
     significant candidates marked; without it: the estimates with their intervals, largest first."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -535,6 +551,10 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
            num_cohorts: int | None, f: float | None, p: float | None, q: float | None, randomize: bool,
            keep_bloom: bool, seed: int | None, output: str | None) -> None:
     """Values → Bloom filters (k bits, h hashes, per cohort), and with --randomize the RAPPOR reports."""
+    import numpy as np
+    from rich.console import Console
+    from rich.markup import escape
+
     from vetdp.impl.rappor import assign_cohorts, bloom_filter_matrix
 
     if output is None:
@@ -552,7 +572,7 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
     n, m = len(values), prm["num_cohorts"]
     _check_cells("--values", n, prm["k"])
     err = _err_console()
-    out = err if output == "-" else console
+    out = err if output == "-" else Console()
     start = time.perf_counter()
     with _progress(err) as bar:
         if clients_path:
@@ -615,6 +635,8 @@ def _randomize(bar: Progress, bloom: np.ndarray, row_of: np.ndarray, prm: dict[s
                seed: int | None) -> np.ndarray:
     """Permanent randomized response once per distinct (client, value) row of ``bloom``, then instantaneous
     randomized response once per report (``row_of`` maps reports to those rows), in chunks with progress."""
+    import numpy as np
+
     from vetdp.impl.rappor import rappor_instantaneous_batch, rappor_permanent_batch
     from vetdp.sampling import SeededSource, use_source
 
@@ -642,6 +664,8 @@ def _decode_and_report(reports: np.ndarray, cohorts: np.ndarray, candidates: lis
                        alpha: float, truth: dict[str, int] | None, json_path: str | None, plot_path: str | None,
                        top: int, command: str) -> dict[str, Any]:
     """Decode, score against the truth when known, print the table, write --json and --plot; the document."""
+    from rich.console import Console
+
     from vetdp.impl.rappor_decoding import decode
 
     err = _err_console()
@@ -653,7 +677,7 @@ def _decode_and_report(reports: np.ndarray, cohorts: np.ndarray, candidates: lis
     seconds = time.perf_counter() - start
     score = _score(result, truth) if truth is not None else None
     doc = decode_document(result, prm, alpha, truth, score, command, seconds)
-    _print_decode(err if json_path == "-" else console, doc, top)
+    _print_decode(err if json_path == "-" else Console(), doc, top)
     if json_path:
         write_output("--json", json_path, json.dumps(doc, indent=1, allow_nan=False))
     if plot_path:
@@ -670,6 +694,8 @@ def _truth_of(sim: Any) -> dict[str, int]:
 
 def _score(result: Any, truth: dict[str, int]) -> dict[str, Any]:
     """The decoding module's score (recall, false discoveries, coverage) of ``result`` against ``truth``."""
+    import numpy as np
+
     from vetdp.impl.rappor_decoding import RapporSimulation, score_decode
 
     cands = tuple(result.candidates)
@@ -713,6 +739,8 @@ def decode_command(reports_path: str, candidates_path: str, k: int | None, h: in
 
     The parameters are those the reports file carries (an option that disagrees is refused); a file without them
     (a CSV of one's own) takes the options, or the defaults."""
+    import numpy as np
+
     carried, cohorts, reports = read_reports("--reports", reports_path)
     prm = _resolve(_given(k, h, num_cohorts, f, p, q), carried, f"--reports={reports_path!r}")
     if reports.shape[1] != prm["k"]:
@@ -754,6 +782,10 @@ def simulate(num_candidates: int, num_reports: int, k: int | None, h: int | None
              num_decoys: int | None, seed: int, output: str | None, truth_path: str | None, then_decode: bool,
              alpha: float, top: int, json_path: str | None, plot_path: str | None) -> None:
     """A seeded population with known truth → reports (+ truth file); with --decode, decoded and scored."""
+    import numpy as np
+    from rich.console import Console
+    from rich.markup import escape
+
     from vetdp.impl.rappor_decoding import simulate_population
 
     if not then_decode:
@@ -785,7 +817,7 @@ def simulate(num_candidates: int, num_reports: int, k: int | None, h: int | None
         write_output("--truth", truth_path, json.dumps({
             "schema_version": 1, "command": "rappor simulate", "parameters": {**prm, **setup},
             "candidates": candidates, "true_counts": truth}, indent=1))
-    out = err if json_path == "-" else console
+    out = err if json_path == "-" else Console()
     heavy = sorted(truth.items(), key=lambda kv: -kv[1])[:5]
     in_list = sum(truth.get(c, 0) for c in candidates)
     out.print(escape(

@@ -15,15 +15,15 @@ exception on some questions is an "error" row: reported, and it does not by itse
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from vetdp.cli import ExitCode, Real, write_output
 from vetdp.cli.check import report_options
+
+if TYPE_CHECKING:  # rich loads when a command runs, not for --help
+    from rich.console import Console
 
 __all__ = ["vet", "accountant"]
 
@@ -53,6 +53,10 @@ def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob:
     Every answer is set against vetdp's certified exact bracket: below it is a violation (exit 1), above it by
     more than --tight is loose (with its ratio), a library exception is an error row.
     """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     from vetdp.accounting.accountants import AccountantLoadError, load_accountant
     from vetdp.accounting.accountants import report as rep
     from vetdp.accounting.battery import describe_events, full_battery, quick_battery, run_battery
@@ -125,6 +129,9 @@ def _num(x: float | None) -> str:
 
 
 def _render(result, out: Console, title: str, show: str) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     from vetdp.accounting.accountants.report import per_entry_point
 
     table = Table(title=f"{title}: {result.library} {result.version}")
