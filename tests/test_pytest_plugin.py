@@ -54,6 +54,19 @@ def test_collection_is_opt_in(project):
     assert "pyproject.toml::oue::privacy.sound" in collected(flag)
 
 
+def test_enabled_without_the_harness_is_a_usage_error_naming_the_install(project):
+    """With only the runtime installed (z3 hidden here), collecting vetdp's items stops with the one-line hint; the
+    project's own tests still collect when vetdp is not enabled."""
+    hide = "import sys; sys.modules['z3'] = None; import pytest; sys.exit(pytest.main(sys.argv[1:]))"
+    run = [sys.executable, "-c", hide, "-p", "no:cacheprovider", *PLUGIN, "--collect-only", "-q"]
+    on = subprocess.run(run, cwd=project, capture_output=True, text=True, timeout=600)
+    assert on.returncode == 4, on.stdout[-2000:] + on.stderr[-2000:]
+    assert "no module named 'z3'" in on.stderr and "pip install 'vetdp[harness]'" in on.stderr
+    assert "Traceback" not in on.stderr + on.stdout
+    off = subprocess.run([*run, "-o", "vetdp=false"], cwd=project, capture_output=True, text=True, timeout=600)
+    assert off.returncode == 0 and "test_oue_unit.py::" in off.stdout
+
+
 def test_items_are_exactly_the_checks_vetdp_check_reports(project, tmp_path):
     items = pytest_in(project, "--collect-only", "-q")  # the example's ini: vetdp = true
     out = tmp_path / "r.json"

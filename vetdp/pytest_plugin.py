@@ -99,12 +99,16 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Append the vetdp items before -k/-m deselect (so selection applies to them as to any test)."""
     if not _enabled(config):
         return
+    from vetdp.launch import missing_harness_message, missing_harness_module
     from vetdp.project import ProjectError
 
     try:
         project = _project(config)
         if not _wanted(config, project):
             return
+        missing = missing_harness_module()  # the runtime alone is installed: say so, not a collection traceback
+        if missing is not None:
+            raise pytest.UsageError(missing_harness_message(missing))
         node = VetdpProject.from_parent(session, path=project.pyproject)
         node.project = project
         items.extend(session.genitems(node))
