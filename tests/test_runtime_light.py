@@ -179,3 +179,12 @@ def test_a_users_production_module_written_against_vetdp_api_imports_nothing_hea
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["vetdp.arith.constants", "vetdp.arith.rounding", "vetdp.launch", "vetdp.cli"])
+def test_new_modules_all_names_resolve(module):
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert mod.__all__ and len(set(mod.__all__)) == len(mod.__all__)
+    assert all(getattr(mod, name) is not None for name in mod.__all__)
