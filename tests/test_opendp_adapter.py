@@ -21,6 +21,7 @@ pytestmark = pytest.mark.extras
 import opendp.prelude as dp  # noqa: E402
 
 from vetdp.audit import opendp_adapter as A  # noqa: E402
+from vetdp.audit._opendp_invoke import Invoker, invoker  # noqa: E402
 from vetdp.cli import main  # noqa: E402
 from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance  # noqa: E402
 from vetdp.engine.runner import RunConfig, check_measurement_spec, evaluate_params  # noqa: E402
@@ -156,3 +157,46 @@ def test_verify_opendp_estimator_flags_f_one(tmp_path):
     by_check = {r["check"]: r for r in json.loads(j.read_text())["results"]}
     assert result.exit_code == 1 and by_check["precondition[f_one]"]["status"] == "fail"
     assert by_check["precondition[no_answers]"]["status"] == "pass"
+
+
+# ------------------------------------------------------------------ the invoker (meas(x) at the FFI call's cost)
+
+def _outcome(call, x):
+    try:
+        y = call(x)
+        return type(y), None
+    except Exception as e:  # noqa: BLE001 - compared with OpenDP's own
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("make, xs", [
+    (lambda: dp.m.make_randomized_response_bool(0.75, False), [True, False, 1, 0, 1.0, "True", None, [True]]),
+    (lambda: dp.m.make_randomized_response(["a", "b", "c"], 0.75), ["a", "zz", 1, b"a", None, ["a"]]),
+    (lambda: dp.m.make_randomized_response([1, 2, 3], 0.75), [1, 7, True, 1.0, -(2**40), 2**80, "1"]),
+    (lambda: dp.m.make_randomized_response_bitvec(dp.bitvector_domain(max_weight=1), dp.discrete_distance(), 0.5),
+     [bytes([1]), bytes([3]), A.bits_to_bytes((True, False, False)), [1, 0], "1"]),
+])
+def test_invoker_returns_and_raises_what_opendp_does(make, xs):
+    meas = make()
+    fast = invoker(meas)
+    assert isinstance(fast, Invoker)  # the pinned OpenDP: the fast path is in use
+    for x in xs * 2:  # twice: the second call of each argument uses its cached conversion
+        assert _outcome(fast, x) == _outcome(meas, x), x
+
+
+def test_invoker_keeps_equal_but_different_arguments_apart():
+    # True == 1 in Python, but OpenDP's bool RR refuses 1: a cache keyed on the value alone would accept it
+    meas = dp.m.make_randomized_response_bool(0.75, False)
+    fast = invoker(meas)
+    assert isinstance(fast(True), bool)
+    assert _outcome(fast, 1) == _outcome(meas, 1) and _outcome(meas, 1)[1] is not None
+
+
+def test_invoker_draws_from_opendps_law():
+    # keep probability 3/4 among 3 categories: P[a | a] = 3/4, P[b | a] = P[c | a] = 1/8; 4000 draws, each bound
+    # about 7 standard deviations out (OpenDP's randomness cannot be seeded: a false alarm has probability < 1e-11)
+    fast = invoker(dp.m.make_randomized_response(["a", "b", "c"], 0.75))
+    counts = {y: 0 for y in "abc"}
+    for _ in range(4000):
+        counts[fast("a")] += 1
+    assert 2800 < counts["a"] < 3200 and 350 < counts["b"] < 650 and 350 < counts["c"] < 650

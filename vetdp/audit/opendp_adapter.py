@@ -25,6 +25,7 @@ Python snippet that uses OpenDP alone.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from vetdp.audit._opendp_invoke import invoker
 from vetdp.audit._opendp_repro import reproduction
 from vetdp.core.measurement import (
     AtomDomain,
@@ -141,8 +143,11 @@ def bytes_to_bits(data: Any, k: int) -> tuple[bool, ...]:
 def _wrap(meas: Any, name: str, input_domain: Domain, parameters: dict,
           encode: Callable[[Any], Any] = lambda x: x, decode: Callable[[Any, Any], Any] = lambda x, y: y,
           output_domain: Domain | None = None) -> Measurement:
+    # meas(x) through OpenDP's FFI call at its own cost, not its Python wrapper's (same call, same errors)
+    invoke = invoker(meas) or meas
+
     def function(x: Any) -> Any:
-        return decode(x, translate_errors(lambda: meas(encode(x))))
+        return decode(x, translate_errors(lambda: invoke(encode(x))))
 
     def privacy_map(d_in: int) -> float:
         return translate_errors(lambda: meas.map(d_in))
@@ -179,10 +184,29 @@ def _metric_to_opendp(metric: Any) -> Any:
 
 
 def _encode_bits(x: Any) -> np.ndarray:
+    if _plain_bits(x):  # the audit's inputs: packed once each
+        return _packed(x)
     try:
         return bits_to_bytes(as_bit_tuple("x", x))
     except DomainError as e:
         raise DomainError(f"{e} (OpenDP bit vectors are bytes: only 0/1 bits can be passed)") from None
+
+
+def _plain_bits(x: Any) -> bool:
+    """Whether ``x`` is a tuple of bools (equal such tuples are the same input: :func:`_packed` may be shared)."""
+    return type(x) is tuple and all(type(b) is bool for b in x)
+
+
+@functools.lru_cache(maxsize=4096)
+def _packed(x: tuple[bool, ...]) -> np.ndarray:
+    out = bits_to_bytes(x)
+    out.flags.writeable = False  # shared between calls
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _unpacked(data: bytes, k: int) -> tuple[bool, ...]:
+    return bytes_to_bits(data, k)
 
 
 def make_randomized_response_bitvec(input_domain: BitVectorDomain, input_metric: DiscreteDistance, f: float,
@@ -197,7 +221,8 @@ def make_randomized_response_bitvec(input_domain: BitVectorDomain, input_metric:
     length = input_domain.length if isinstance(input_domain, BitVectorDomain) else None
 
     def decode(x: Any, y: Any) -> tuple[bool, ...]:
-        return bytes_to_bits(y, len(as_bit_tuple("x", x)))
+        k = len(x) if _plain_bits(x) else len(as_bit_tuple("x", x))
+        return _unpacked(y, k) if type(y) is bytes else bytes_to_bits(y, k)
 
     return _wrap(meas, "make_randomized_response_bitvec", PassThroughDomain("bit vector"),
                  {"input_domain": input_domain, "input_metric": input_metric, "f": f,
