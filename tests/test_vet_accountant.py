@@ -230,7 +230,7 @@ def test_vet_ignores_count_is_a_violation(user_module, tmp_path):
 def test_vet_naive_minus_one_percent_is_a_violation(user_module):
     res = _run(f"{user_module}:NaiveMinus1pct", "--quick")
     assert res.exit_code == 1, res.output
-    assert "violation" in res.output and "rr(ε=20.0)×1" in res.output
+    assert "violation" in res.stdout and "rr(ε=20.0)×1" in res.stdout  # the report, not a progress line
 
 
 def test_vet_basic_composition_is_loose_not_violation(user_module, tmp_path):
@@ -349,6 +349,50 @@ def test_oracle_delta_question_uses_certified_bounds():
     assert (lo, hi) == ExactPLD(randomized_response_curve(1.0), 10).delta_bounds(5.0)
 
 
+def test_oracle_computes_each_bracket_once(monkeypatch):
+    # a question is asked of every entry point (and again for a violation's rounding label): one certified search each
+    searches = []
+    real = ExactPLD.epsilon
+
+    def counted(self, delta):
+        searches.append((self.family, self.compositions, delta))
+        return real(self, delta)
+
+    monkeypatch.setattr(ExactPLD, "epsilon", counted)
+    oracle = ExactOracle()
+    q = Question((RREvent("rr", 1.0, 10),), "epsilon", 1e-6)
+    first = oracle.bracket(q)
+    assert oracle.bracket(Question((RREvent("rr", 1.0, 10),), "epsilon", 1e-6)) == first and len(searches) == 1
+    assert first == (lambda r: (r.epsilon_lower, r.epsilon))(real(ExactPLD(randomized_response_curve(1.0), 10), 1e-6))
+    oracle.bracket(Question((RREvent("rr", 1.0, 10),), "epsilon", 1e-9))
+    assert len(searches) == 2
+
+
+def test_reuse_last_builds_once_per_composition_and_never_keeps_a_failure():
+    from vetdp.accounting.accountants.protocol import reuse_last
+
+    built = []
+
+    def build(events):
+        built.append(events)
+        if events[0].count == 13:
+            raise RuntimeError("no")
+        return object()
+
+    get = reuse_last(build)
+    a, b = (RREvent("rr", 1.0, 10),), (RREvent("rr", 1.0, 11),)
+    assert get(a) is get(tuple(a)) and len(built) == 1  # ε at δ, then δ at ε of one composition
+    assert get(b) is not None and len(built) == 2
+    first_a = len(built)
+    get(a)
+    assert len(built) == first_a + 1  # only the last composition is kept
+    bad = (RREvent("rr", 1.0, 13),)
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            get(bad)
+    assert len(built) == first_a + 3
+
+
 # ---------------------------------------------------------------------- built-in adapters (extras)
 
 @pytest.mark.extras
@@ -398,3 +442,19 @@ def test_public_names_exist(name):
 
     module = importlib.import_module(name)
     assert module.__all__ and all(hasattr(module, n) for n in module.__all__)
+
+
+@pytest.mark.extras
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("lib", ["dp_accounting", "autodp"])
+def test_builtin_answers_are_those_of_a_freshly_built_accountant(lib):
+    # each composition is built once for both directions (reuse_last): the second answer must be the fresh one
+    pytest.importorskip(lib)
+    events = (RREvent("rr", 1.0, 10), RREvent("rappor", 2.0, 5))
+    reused = load_accountant(lib).entry_points
+    fresh = [load_accountant(lib).entry_points for _ in range(2)]
+    for i, ep in enumerate(reused):
+        if ep.supports(events, "epsilon"):
+            continue
+        assert ep.epsilon(events, 1e-6) == fresh[0][i].epsilon(events, 1e-6), ep.name
+        assert ep.delta(events, 9.5) == fresh[1][i].delta(events, 9.5), ep.name

@@ -14,7 +14,7 @@ import importlib.metadata
 import warnings
 from collections.abc import Sequence
 
-from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent
+from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent, reuse_last
 
 __all__ = ["autodp_suite"]
 
@@ -35,6 +35,7 @@ def _pure_mech(e: RREvent):
 
 
 def _entry(name: str, mech, mech_src, supports=None) -> FunctionEntryPoint:
+    @reuse_last  # one composition answers both directions (its queries do not change it)
     def build(events: Sequence[RREvent]):
         from autodp.transformer_zoo import Composition
 

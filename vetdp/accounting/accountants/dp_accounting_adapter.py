@@ -18,7 +18,7 @@ import importlib.metadata
 import warnings
 from collections.abc import Sequence
 
-from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent
+from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent, reuse_last
 
 __all__ = ["dp_accounting_suite", "INTERVAL", "LOOP_LIMIT"]
 
@@ -62,7 +62,9 @@ _NEW_PLD = f"a = pa.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE, value_dis
 
 
 def _entry(name: str, build, src_lines, supports=None) -> FunctionEntryPoint:
-    """An entry point answering both directions from the accountant ``build(events)`` returns."""
+    """An entry point answering both directions from the accountant ``build(events)`` returns (built once for both:
+    its queries do not change it)."""
+    build = reuse_last(build)
 
     def eps(events: Sequence[RREvent], delta: float) -> float:
         return _ask(build(events), "epsilon", delta)

@@ -31,7 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 from vetdp.accounting.curves import RRFamily, randomized_response_curve, rappor_curve
 from vetdp.core.validation import check_float, check_int, check_interval
 
-__all__ = ["RREvent", "Accountant", "AccountantSuite", "FunctionEntryPoint", "KINDS", "describe_events"]
+__all__ = ["RREvent", "Accountant", "AccountantSuite", "FunctionEntryPoint", "KINDS", "describe_events",
+           "reuse_last"]
 
 KINDS = ("rr", "categorical_rr", "rappor", "k_rappor")
 
@@ -164,3 +165,20 @@ class FunctionEntryPoint:
 
     def repro(self, events: Sequence[RREvent], direction: str, target: float) -> str:
         return self.repro_fn(events, direction, target) if self.repro_fn else ""
+
+
+def reuse_last(build: Callable[[Sequence[RREvent]], Any]) -> Callable[[Sequence[RREvent]], Any]:
+    """``build`` (events -> a library's composed accountant), returning the same object again while it is asked
+    about the same events: the battery asks ε at δ and then δ at ε of one composition, and composing it is most of
+    the cost. Only for accountants whose queries do not change them (dp_accounting, autodp): both answers are then
+    those of a freshly built accountant, as each row's reproduction builds it. A ``build`` that raises is called
+    again next time (nothing is kept)."""
+    last: list = []
+
+    def built(events: Sequence[RREvent]) -> Any:
+        key = tuple(events)
+        if not last or last[0] != key:
+            last[:] = [key, build(events)]
+        return last[1]
+
+    return built
