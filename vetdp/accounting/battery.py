@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from vetdp import progress
 from vetdp.accounting.accountants.protocol import AccountantSuite, RREvent, describe_events
 from vetdp.accounting.mixed_pld import MixedPLD
 from vetdp.accounting.pld import ExactPLD
@@ -228,19 +229,15 @@ def input_rounding_lower(oracle: ExactOracle, q: Question) -> float:
     return oracle.bracket(Question(tuple(_rounded_down(e) for e in q.events), q.direction, q.target))[0]
 
 
-def questions_for(spec: Sequence[tuple[tuple[RREvent, ...], float]], oracle: ExactOracle,
-                  progress: Callable[[str, str, int, int], None] | None = None) -> list[Question]:
+def questions_for(spec: Sequence[tuple[tuple[RREvent, ...], float]], oracle: ExactOracle) -> list[Question]:
     """Both directions for each (events, δ): ε at δ, and δ at the exact ε rounded to 3 significant digits."""
     out = []
     for i, (events, delta) in enumerate(spec):
-        if progress:
-            progress("exact", describe_events(events), i, len(spec))
+        progress.step("exact brackets", i + 1, len(spec), describe_events(events))
         qe = Question(events, "epsilon", delta)
         _, upper = oracle.bracket(qe)
         out.append(qe)
         out.append(Question(events, "delta", float(f"{upper:.3g}")))
-    if progress:
-        progress("exact", "done", len(spec), len(spec))
     return out
 
 
@@ -269,12 +266,11 @@ def judge(direction: str, answer: object, lower: float, upper: float, tight: flo
 
 
 def run_battery(suite: AccountantSuite, spec: Sequence[tuple[tuple[RREvent, ...], float]], *,
-                entry_glob: str | None = None, tight: float = 1.01, oracle: ExactOracle | None = None,
-                progress: Callable[[str, str, int, int], None] | None = None) -> BatteryResult:
+                entry_glob: str | None = None, tight: float = 1.01, oracle: ExactOracle | None = None) -> BatteryResult:
     """Ask every selected entry point of ``suite`` every question of ``spec`` (both directions) and judge it.
 
     ``entry_glob`` selects entry points whose name matches it (fnmatch) or contains it; selecting none is a
-    ValueError. ``progress(phase, label, done, total)`` is called as the work goes ("exact", then "ask").
+    ValueError. Progress (:mod:`vetdp.progress`): a step per composition for the exact brackets, then per question.
     A library exception becomes an "error" row; nothing is skipped silently (unsupported
     questions are counted per entry point with the reason).
     """
@@ -285,46 +281,50 @@ def run_battery(suite: AccountantSuite, spec: Sequence[tuple[tuple[RREvent, ...]
     if not eps:
         names = ", ".join(e.name for e in suite.entry_points)
         raise ValueError(f"entry_glob={entry_glob!r} selects no entry point of {suite.library} (they are: {names})")
-    questions = questions_for(spec, oracle, progress)
+    questions = questions_for(spec, oracle)
     rows: list[Row] = []
     unsupported: dict[str, dict[str, Any]] = {}
-    total, done = len(questions) * len(eps), 0
-    for q in questions:
-        lower, upper = oracle.bracket(q)
-        for ep in eps:
-            done += 1
-            if progress:
-                progress("ask", f"{ep.name}: {q.id}", done, total)
-            fn = getattr(ep, q.direction, None)
-            reason = None if fn is not None else f"no {q.direction}() method"
-            if reason is None and hasattr(ep, "supports"):
-                try:
-                    reason = ep.supports(q.events, q.direction)
-                except Exception as e:  # noqa: BLE001 - a failing supports() is the library's error
-                    reason = None
-                    rows.append(_error_row(q, ep, lower, upper, e, 0.0))
-                    continue
-            if reason:
-                u = unsupported.setdefault(ep.name, {"count": 0, "reason": reason})
-                u["count"] += 1
-                continue
-            t0 = time.perf_counter()
-            try:
-                answer = fn(q.events, q.target)
-            except Exception as e:  # noqa: BLE001 - the library's failure is a row, not a crash
-                rows.append(_error_row(q, ep, lower, upper, e, time.perf_counter() - t0))
-                continue
-            seconds = time.perf_counter() - t0
-            status, ratio, message = judge(q.direction, answer, lower, upper, tight)
-            if status == "violation" and "float-rounding size" not in message:
-                if float(answer) >= input_rounding_lower(oracle, q):
-                    message = message.replace(": the accountant", " (float-rounding size: within the rounding of "
-                                              "the library's float inputs): the accountant")
-            value = float(answer) if isinstance(answer, (int, float)) and not isinstance(answer, bool) else None
-            rows.append(Row(q, ep.name, value, lower, upper, status, ratio, message,
-                            _repro(ep, q, lower, upper), seconds))
+    for i, q in enumerate(questions):
+        progress.step("questions", i + 1, len(questions), q.id)
+        _ask_all(q, eps, oracle, tight, rows, unsupported)
     return BatteryResult(suite.library, suite.version, rows, unsupported, time.perf_counter() - t_start,
                          oracle.seconds)
+
+
+def _ask_all(q: Question, eps: list, oracle: ExactOracle, tight: float, rows: list[Row],
+             unsupported: dict[str, dict[str, Any]]) -> None:
+    """Ask every entry point in ``eps`` question ``q``; append its rows, count what is not asked."""
+    lower, upper = oracle.bracket(q)
+    for ep in eps:
+        progress.note(ep.name)
+        fn = getattr(ep, q.direction, None)
+        reason = None if fn is not None else f"no {q.direction}() method"
+        if reason is None and hasattr(ep, "supports"):
+            try:
+                reason = ep.supports(q.events, q.direction)
+            except Exception as e:  # noqa: BLE001 - a failing supports() is the library's error
+                reason = None
+                rows.append(_error_row(q, ep, lower, upper, e, 0.0))
+                continue
+        if reason:
+            u = unsupported.setdefault(ep.name, {"count": 0, "reason": reason})
+            u["count"] += 1
+            continue
+        t0 = time.perf_counter()
+        try:
+            answer = fn(q.events, q.target)
+        except Exception as e:  # noqa: BLE001 - the library's failure is a row, not a crash
+            rows.append(_error_row(q, ep, lower, upper, e, time.perf_counter() - t0))
+            continue
+        seconds = time.perf_counter() - t0
+        status, ratio, message = judge(q.direction, answer, lower, upper, tight)
+        if status == "violation" and "float-rounding size" not in message:
+            if float(answer) >= input_rounding_lower(oracle, q):
+                message = message.replace(": the accountant", " (float-rounding size: within the rounding of "
+                                          "the library's float inputs): the accountant")
+        value = float(answer) if isinstance(answer, (int, float)) and not isinstance(answer, bool) else None
+        rows.append(Row(q, ep.name, value, lower, upper, status, ratio, message,
+                        _repro(ep, q, lower, upper), seconds))
 
 
 def _error_row(q: Question, ep: Any, lower: float, upper: float, exc: BaseException, seconds: float) -> Row:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from vetdp import progress
 from vetdp.cli import ExitCode, output_path, write_output
 from vetdp.project import PROOFS_PROVIDER, Project, ProjectError, active_project, project_scope, read_gate_file
 
@@ -34,43 +35,41 @@ def report_options(f: Callable) -> Callable:
 
 def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult]]]], *, command: str, title: str,
                    json_path: str | None, junit_path: str | None, markdown_path: str | None,
-                   advisory: list[str] = (), nothing_selected: str = "no check ran", true_label: str = "true") -> int:
-    """Run every stage with a progress bar, print the table and failures, write reports; the exit code.
+                   advisory: list[str] = (), nothing_selected: str = "no check ran", true_label: str = "true",
+                   progress_lines: bool = False) -> int:
+    """Run every stage with progress shown (:mod:`vetdp.progress`), print the table and failures, write reports; the
+    exit code.
 
     ``advisory``: globs over ``spec::check`` whose failures are reported but do not fail the gate.
     ``true_label`` names the ``true`` column (an audit's is a confidence lower bound, not a true value).
+    Progress goes to standard error: a bar on a terminal; when it is not one, a line per step with
+    ``progress_lines`` (``verify``), else nothing.
     A run that produced no result at all checked nothing: it prints ``nothing_selected`` and exits 2, never 0.
     """
     from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from vetdp.engine import report
     from vetdp.engine.registry import glob_matches
     from vetdp.engine.results import CheckResult, Status
 
-    out, err = Console(), Console(stderr=True)
+    out = Console()
     if "-" in (json_path, junit_path, markdown_path):  # a report on standard output: the table goes to stderr
         out = Console(stderr=True)
     if not out.is_terminal:  # a log or a CI page: wide rows rather than folded ones
         out = Console(width=200, stderr=out.stderr)
     results: list[CheckResult] = []
     stages = list(stages)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total} stages"), TimeElapsedColumn(), console=err, transient=True,
-                  disable=not err.is_terminal) as progress:
-        task = progress.add_task("checking", total=len(stages))
-        for label, stage in stages:
-            progress.update(task, description=escape(f"checking {label}"))
+    with progress.shown(title, lines=progress_lines):
+        for i, (label, stage) in enumerate(stages):
+            progress.step("stage", i + 1, len(stages), label)
             t0 = time.perf_counter()
             try:
                 for r in stage():
                     results.append(r)
-                    progress.update(task, description=escape(f"{label}: {r.check}"))
+                    progress.note(r.check)
             except Exception as e:  # noqa: BLE001 - report the engine failure, exit 2
                 results.append(CheckResult(label, "engine", Status.ERROR, message=f"{type(e).__name__}: {e}",
                                            seconds=time.perf_counter() - t0))
-            progress.advance(task)
     if not results:
         click.echo(f"error: {nothing_selected}", err=True)
         return ExitCode.ERROR

@@ -224,7 +224,7 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
                                                   runner=None if workers is None and scheduler is None else runner)
             code = run_and_report([(spec.name, stage)], command="vetdp " + " ".join(sys.argv[1:]),
                                   title=f"vetdp verify {spec.name} {target.strip()}", json_path=json_path,
-                                  junit_path=junit_path, markdown_path=markdown_path)
+                                  junit_path=junit_path, markdown_path=markdown_path, progress_lines=True)
     except (ImportError, ValueError) as e:  # Dask missing, or the scheduler cannot be reached
         raise click.UsageError(str(e)) from None
     sys.exit(int(code))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from vetdp import progress
 from vetdp.cli import ExitCode, Real, write_output
 from vetdp.cli.check import report_options
 
@@ -54,8 +55,6 @@ def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob:
     more than --tight is loose (with its ratio), a library exception is an error row.
     """
     from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from vetdp.accounting.accountants import AccountantLoadError, load_accountant
     from vetdp.accounting.accountants import report as rep
@@ -70,7 +69,7 @@ def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob:
         names = ", ".join(ep.name for ep in suite.entry_points)
         raise click.BadParameter(f"{entry_glob!r} selects no entry point of {suite.library} (they are: {names})",
                                  param_hint="--entry-point")
-    out, err = Console(), Console(stderr=True)
+    out = Console()
     if "-" in (json_path, junit_path, markdown_path):
         out = Console(stderr=True)
     if not out.is_terminal:
@@ -83,17 +82,8 @@ def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob:
                                      f"{'quick' if quick else 'full'} battery", param_hint="--composition")
     title = f"vetdp vet accountant {name}" + (" --quick" if quick else "")
     try:
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err, transient=True,
-                      disable=not err.is_terminal) as progress:
-            tasks: dict[str, int] = {}
-
-            def report(phase: str, label: str, done: int, total: int) -> None:
-                if phase not in tasks:
-                    tasks[phase] = progress.add_task(phase, total=total)
-                progress.update(tasks[phase], completed=done, description=escape(f"{phase}: {label}"[:100]))
-
-            result = run_battery(suite, spec, entry_glob=entry_glob, tight=tight, progress=report)
+        with progress.shown(title):  # a bar on a terminal, a line per step in a log: stderr only
+            result = run_battery(suite, spec, entry_glob=entry_glob, tight=tight)
     except Exception as e:  # noqa: BLE001 - the battery itself failed: an engine error, exit 2
         click.echo(f"error: the battery failed: {type(e).__name__}: {e}", err=True)
         sys.exit(int(ExitCode.ERROR))

@@ -22,6 +22,7 @@ from fractions import Fraction
 from hypothesis import find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
+from vetdp import progress
 from vetdp.engine.enumerate import output_distribution
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.runner import _SEARCH, RunConfig, draw_params, params_json
@@ -206,7 +207,8 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
 
     candidates = [only_params] if only_params is not None else list(spec.examples) + draw_params(
         spec.params(cfg.deep), cfg.examples, cfg.seed)
-    for p in candidates:
+    for i, p in enumerate(candidates):
+        progress.step("parameter set", i + 1, len(candidates), params_json(p))
         run(p)
     elapsed = time.perf_counter() - t0
     clauses = sorted({c for r in cache.values() for c in r})
@@ -215,6 +217,7 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
         if failing:
             p = originals[failing[0]]
             if only_params is None:
+                progress.step("shrinking", 1, None, clause)
                 try:  # shrink to a small failing parameter set
                     p = find(spec.params(cfg.deep), lambda q, c=clause: c in run(q) and not run(q)[c][0],
                              settings=settings(max_examples=max(cfg.examples, 40), derandomize=True, **_SEARCH))

@@ -50,6 +50,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
+from vetdp import progress
 from vetdp.core.measurement import AtomDomain, BitVectorDomain, DiscreteDistance
 from vetdp.engine.clauses import (
     TIGHTNESS,
@@ -224,6 +225,7 @@ class _Clauses:
     def run(self, names: tuple[str, ...], fn: Callable[[], dict[str, Finding]]) -> bool:
         """Run ``fn`` (returning findings); False when it was interrupted or crashed."""
         self.current = None
+        progress.note(", ".join(names))
         try:
             with deadline(self.cfg.clause_seconds):
                 self.out.update(fn())
@@ -694,7 +696,8 @@ def _working_constructor(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) 
 
 
 def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterator[CheckResult]:
-    for case in spec.bad:
+    for i, case in enumerate(spec.bad):
+        progress.step("preconditions", i + 1, len(spec.bad), case.id)
         t0 = time.perf_counter()
         repro = _repro(spec, cfg, case.params, f"precondition[{case.id}]")
         built: list = []
@@ -879,6 +882,7 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
             stopped = (f"search stopped: the time budget was spent on {hung} parameter sets; "
                        f"{len(candidates) - i} not checked")
             break
+        progress.step("parameter set", i + 1, len(candidates), params_json(p))
         # a scale example that spends its budget says nothing about the small drawn sets still to come
         hung += params_json(p) not in scale and any(f.undecided and f.message.startswith("undecided: budget")
                                                     for f in run(p).values())
