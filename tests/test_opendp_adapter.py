@@ -200,3 +200,27 @@ def test_invoker_draws_from_opendps_law():
     for _ in range(4000):
         counts[fast("a")] += 1
     assert 2800 < counts["a"] < 3200 and 350 < counts["b"] < 650 and 350 < counts["c"] < 650
+
+
+def test_draws_are_calls_outcomes_and_only_for_opendps_own_function():
+    m = A.make_randomized_response(["a", "b", "c"], 0.75)
+    good = m.draws("a", 300)
+    assert len(good) == 300 and set(good) <= {"a", "b", "c"}
+    for bad in (1, None, ["a"]):  # OpenDP refuses these: every outcome is the error a call raises
+        with pytest.raises(Exception) as raised:
+            m(bad)
+        outcomes = m.draws(bad, 5)
+        assert [(type(e), str(e)) for e in outcomes] == [(raised.type, str(raised.value))] * 5
+    bits = A.make_randomized_response_bitvec(bitvector_domain(max_weight=1, length=3), discrete_distance(), 0.5)
+    assert all(isinstance(y, tuple) and len(y) == 3 for y in bits.draws((True, False, False), 50))
+    assert {type(e) for e in bits.draws((2, 0, 0), 3)} == {type(_raised(bits, (2, 0, 0)))}
+    replaced = dataclasses.replace(m, function=lambda x: "a")
+    assert replaced.draws("a", 5) is None  # another function: the audit calls it one by one
+
+
+def _raised(call, x):
+    try:
+        call(x)
+    except Exception as e:  # noqa: BLE001
+        return e
+    raise AssertionError(f"{x!r} was accepted")

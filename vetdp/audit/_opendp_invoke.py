@@ -17,6 +17,7 @@ It relies on OpenDP's private modules (``opendp._lib``, ``opendp._convert``) of 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ MAX_CACHED_ARGUMENTS = 4096  # distinct converted arguments kept per measurement
 
 try:
     from opendp._convert import ATOM_MAP, _slice_to_py, c_to_py, py_to_c
-    from opendp._lib import AnyObjectPtr, FfiResult, FfiSlicePtr, lib, unwrap
+    from opendp._lib import AnyObjectPtr, FfiResult, FfiSlice, lib, unwrap
     from opendp.core import measurement_input_carrier_type
     from opendp.mod import Measurement as _OpenDPMeasurement
     from opendp.typing import RuntimeType
@@ -43,6 +44,7 @@ try:
     _OBJECT_FREE = _prototype("opendp_data__object_free", ctypes.c_void_p)
     _STR_FREE = _prototype("opendp_data__str_free", ctypes.c_void_p)
     # outputs unloaded here; any other type (a queryable, a profile, a vector of objects) goes through c_to_py
+    _SLICE = ctypes.POINTER(FfiSlice)  # FfiSlicePtr without its bookkeeping finalizer (the slice is freed here)
     _PLAIN = frozenset(t for t in ATOM_MAP if not t.endswith("Ptr")) | {"String", "BitVector"}
     AVAILABLE = True
 except (ImportError, AttributeError):  # pragma: no cover - another OpenDP: the public path is used
@@ -93,7 +95,14 @@ class Invoker:
             _ok(_STR_FREE(text), ctypes.c_void_p)
 
     def __call__(self, x: Any) -> Any:
+        return self._invoke(self._argument(x))
+
+    def bound(self, x: Any) -> Callable[[], Any]:
+        """``call()`` is ``self(x)``, with ``x`` converted now (raising now what ``self(x)`` would raise)."""
         c_arg = self._argument(x)
+        return lambda: self._invoke(c_arg)
+
+    def _invoke(self, c_arg: Any) -> Any:
         obj = _ok(_INVOKE(self._meas, c_arg), ctypes.c_void_p)
         if self._output_type is None:
             try:
@@ -105,7 +114,7 @@ class Invoker:
             return c_to_py(ctypes.cast(obj, AnyObjectPtr))  # OpenDP's general unloading; the pointer owns obj
         try:
             raw = _ok(_AS_SLICE(obj), ctypes.c_void_p)
-            piece = ctypes.cast(raw, FfiSlicePtr)
+            piece = ctypes.cast(raw, _SLICE)
             try:
                 return _slice_to_py(piece, self._output_type)
             finally:

@@ -22,6 +22,9 @@ vetdp's primitives (:mod:`vetdp.engine.foreign`).
   Clopper–Pearson interval at the expected count); the largest of these over cells is the
   *detectable deviation* D. A sampler whose true probabilities are off by D in some cell
   is flagged about half the time, off by 1.5·D almost always. D shrinks as 1/√samples.
+* Samples are drawn one call at a time, or through ``m.draws(x, n)`` where the measurement offers it (None: not
+  for this function): the outcomes of ``n`` calls (an output, or the exception raised), each exactly what ``m(x)``
+  gives (:class:`vetdp.audit.opendp_adapter.OpenDPMeasurement`, whose calls cost OpenDP's FFI call only).
 * ``errors.data_independent``: one call per input; the raised error (or none) must agree.
   This sees only errors that occur on that call.
 * ``randomness.through_primitives`` and ``timing.constant_bytes`` are skipped: they observe
@@ -117,6 +120,12 @@ def _cells(dist: dict[Any, Fraction]) -> list[_Cell]:
 
 def _sample(fn: Callable[[Any], Any], x: Any, n: int) -> Counter:
     counts: Counter = Counter()
+    draws = getattr(fn, "draws", None)  # n calls' outcomes at once (OpenDP's adapter: the FFI call's cost only)
+    outcomes = draws(x, n) if callable(draws) else None
+    if outcomes is not None:
+        for y in outcomes:
+            counts[Raised(type(y).__name__, str(y)) if isinstance(y, Exception) else freeze(y)] += 1
+        return counts
     for _ in range(n):
         try:
             y = freeze(fn(x))
@@ -132,6 +141,7 @@ CONFIRM_FACTOR = 4  # a flagged audit is re-drawn with this many times the sampl
 def _worst_cell(fn: Callable[[Any], Any], plan: list, exact: dict, n: int, alpha: float) -> tuple[float, dict] | None:
     """One pass of ``n`` fresh samples per input: the cell farthest outside its interval, or None."""
     worst: tuple[float, dict] | None = None
+    intervals: dict[int, tuple[float, float]] = {}  # count -> its Clopper–Pearson interval (n, alpha fixed)
     for x, cells in plan:
         dist = exact[freeze(x)]
         counts = _sample(fn, x, n)
@@ -142,7 +152,9 @@ def _worst_cell(fn: Callable[[Any], Any], plan: list, exact: dict, n: int, alpha
                 k = sum(c for y, c in counts.items() if y not in dist)
             else:
                 k = counts.get(cell.label, 0)
-            lo, hi = clopper_pearson_lower(k, n, alpha), clopper_pearson_upper(k, n, alpha)
+            if k not in intervals:
+                intervals[k] = clopper_pearson_lower(k, n, alpha), clopper_pearson_upper(k, n, alpha)
+            lo, hi = intervals[k]
             if Fraction(lo) > cell.p or cell.p > Fraction(hi):  # compared exactly
                 miss = float(Fraction(lo) - cell.p) if Fraction(lo) > cell.p else float(cell.p - Fraction(hi))
                 shown = (sorted(map(repr, (z for z in counts if z not in dist))) if cell.label == OTHER
@@ -180,10 +192,8 @@ def distribution_audit(fn: Callable[[Any], Any], exact: dict[Any, dict[Any, Frac
     plan = [(x, _cells(exact[freeze(x)])) for x in inputs]
     n_cells = sum(len(cells) for _, cells in plan)
     alpha = b / (2 * n_cells)  # two sides per cell
-    seeing = 0.0
-    for _, cells in plan:
-        for cell in cells:
-            seeing = max(seeing, detectable_deviation(cell.p, n, alpha))
+    # once per distinct probability (the cells of a categorical law share a few)
+    seeing = max(detectable_deviation(p, n, alpha) for p in {cell.p for _, cells in plan for cell in cells})
     summary = (f"{n} samples on each of {len(inputs)} inputs, {n_cells} cells, two-sided Clopper–Pearson "
                f"at β={b:g} (Bonferroni); the audit detects a deviation of about {seeing:.3g} or more in any "
                "output probability")

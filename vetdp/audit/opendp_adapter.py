@@ -140,21 +140,56 @@ def bytes_to_bits(data: Any, k: int) -> tuple[bool, ...]:
     return tuple(bool(b) for b in bits[:k])
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class OpenDPMeasurement(Measurement):
+    """A :class:`Measurement` fronting an OpenDP measurement; ``draws(x, n)`` gives ``n`` calls' outcomes at once."""
+
+    def draws(self, x: Any, n: int) -> list | None:
+        """The outcomes of ``n`` independent calls ``self(x)``, in order: each an output, or the exception that
+        call raised (the audit of opaque code counts them: :func:`vetdp.audit.opaque.distribution_audit`): the same
+        OpenDP call each time, without converting ``x`` again or passing through the wrappers of a single call.
+        None when the function is not OpenDP's (another put in its place): then call it ``n`` times."""
+        many = getattr(self.function, "draws", None)
+        if many is None:
+            return None
+        try:
+            x = self.input_domain.check_member(x)
+        except Exception as e:  # noqa: BLE001 - raised before anything is drawn, on every call alike
+            return [e] * n
+        return many(x, n)
+
+
 def _wrap(meas: Any, name: str, input_domain: Domain, parameters: dict,
           encode: Callable[[Any], Any] = lambda x: x, decode: Callable[[Any, Any], Any] = lambda x, y: y,
           output_domain: Domain | None = None) -> Measurement:
     # meas(x) through OpenDP's FFI call at its own cost, not its Python wrapper's (same call, same errors)
-    invoke = invoker(meas) or meas
+    fast = invoker(meas)
+    invoke = fast or meas
 
     def function(x: Any) -> Any:
         return decode(x, translate_errors(lambda: invoke(encode(x))))
 
+    def draws(x: Any, n: int) -> list:  # the outcomes of n calls function(x)
+        try:  # what a call does before OpenDP draws anything: encoding and conversion
+            call = fast.bound(encode(x)) if fast is not None else functools.partial(meas, encode(x))
+        except Exception as e:  # noqa: BLE001 - deterministic: every call would raise it
+            return [_translated(e)] * n
+        out: list = []
+        for _ in range(n):
+            try:
+                out.append(decode(x, call()))
+            except Exception as e:  # noqa: BLE001 - an outcome, as for a single call
+                out.append(_translated(e))
+        return out
+
+    function.draws = draws  # type: ignore[attr-defined]
+
     def privacy_map(d_in: int) -> float:
         return translate_errors(lambda: meas.map(d_in))
 
-    return Measurement(input_domain=input_domain, input_metric=DiscreteDistance(), output_measure=MaxDivergence(),
-                       function=function, privacy_map=privacy_map, output_domain=output_domain,
-                       parameters=parameters, batch=None, name=f"opendp.{name}")
+    return OpenDPMeasurement(input_domain=input_domain, input_metric=DiscreteDistance(),
+                             output_measure=MaxDivergence(), function=function, privacy_map=privacy_map,
+                             output_domain=output_domain, parameters=parameters, batch=None, name=f"opendp.{name}")
 
 
 def make_randomized_response_bool(prob: float, constant_time: bool = False) -> Measurement:
