@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import signal
 import sys
-import time
 from fractions import Fraction
 
 import pytest
@@ -28,6 +27,7 @@ from vetdp.engine.enumerate import (
     EnumerationBudgetExceeded,
     Law,
     Raised,
+    ReplayMismatch,
     enumerate_law,
     enumerate_paths,
     output_distribution,
@@ -528,50 +528,60 @@ def test_mixed_exit_and_divergence():
     assert law.stop_reason == "diverges" and law.dist == {"out": Fraction(1, 4)} and law.residual == Fraction(3, 4)
 
 
-# ------------------------------------------------------------------ time budgets
+# ------------------------------------------------------------------ budgets in work; time only as a safety net
 
-def test_loop_forever_without_choices_stops_on_time():
+def test_a_loop_without_choices_is_ended_by_the_callers_deadline_and_leaves_no_alarm():
     def forever(_):
         while True:
             pass
 
-    t0 = time.monotonic()
-    law = enumerate_law(forever, None, seconds=0.5)
-    elapsed = time.monotonic() - t0
-    assert law.stop_reason == "time" and law.residual == 1 and not law.complete
-    assert 0.45 <= elapsed < 3.0
+    with pytest.raises(DeadlineExceeded), deadline(0.3):
+        enumerate_law(forever, None)  # no clock of its own: the caller's wall-clock limit passes through it
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # no alarm left behind
 
 
-def test_time_budget_inside_an_enclosing_deadline_leaves_it_armed():
-    def forever(_):
-        while True:
-            pass
-
-    with deadline(30.0):
-        law = enumerate_law(forever, None, seconds=0.3)
-        assert law.stop_reason == "time"
-        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0  # the enclosing deadline is still armed
-    with pytest.raises(DeadlineExceeded), deadline(0.3):
-        enumerate_law(forever, None, seconds=30.0)  # the enclosing deadline still interrupts
-
-
-def test_time_budget_stops_a_drawing_loop():
+def test_a_drawing_loop_that_never_renews_ends_on_its_path_budget_with_the_same_law_every_time():
     def count(_):
         n = 0
-        while True:
+        while True:  # the counter changes the state: no renewal, every path is new
             n += P.sample_uniform_int_below(2)
 
-    t0 = time.monotonic()
-    law = enumerate_law(count, None, seconds=0.5)
-    assert law.stop_reason == "time" and law.residual == 1 and time.monotonic() - t0 < 3.0
+    first = enumerate_law(count, None, budget=300)
+    assert first.stop_reason == "budget" and first.residual == 1 and first.paths == 1 + 300  # a 10_000-deep first run
+    assert enumerate_law(count, None, budget=300) == first  # counted in work: the same Law on any machine
+
+
+def test_a_run_deeper_than_max_depth_leaves_its_mass_residual():
+    def deep(_):
+        n = 0
+        while n < 500 and P.sample_bernoulli_float(1 - 2**-20):  # about 500 choices on the likely path
+            n += 1
+        return n
+
+    short = enumerate_law(deep, None, max_choices=1, max_depth=100, budget=1_000)
+    assert not short.complete and short.stop_reason == "budget" and short.depth == 100
+    assert short.residual > Fraction(1, 2)  # the likely path ran past 100 choices: its mass is unexplored
+    assert enumerate_law(deep, None, max_choices=1, max_depth=1_000, budget=1_000).complete
+
+
+def test_code_that_keeps_state_between_calls_raises_replay_mismatch():
+    seen = {}
+
+    def memo(x):  # the first answer for x is kept: replaying another choice finds no choice at all
+        if x not in seen:
+            seen[x] = P.sample_bernoulli_float(0.5)
+        return seen[x]
+
+    with pytest.raises(ReplayMismatch, match="sum to 3/2"):
+        enumerate_law(memo, 0)
+    assert not issubclass(ReplayMismatch, AssertionError)  # a finding about the code, not an engine assertion
 
 
 def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError, match="budget=0"):
         enumerate_law(lambda _: 0, None, budget=0)
-    with pytest.raises(ValueError, match="seconds=0"):
-        enumerate_law(lambda _: 0, None, seconds=0)
+    with pytest.raises(ValueError, match="max_depth=0"):
+        enumerate_law(lambda _: 0, None, max_depth=0)
     with pytest.raises(ValueError, match="residual_target=2"):
         enumerate_law(lambda _: 0, None, residual_target=Fraction(2))
 
@@ -696,7 +706,7 @@ def test_decisions_with_a_residual():
     assert complete.lower == complete.upper == 3
     assert decide_bracket(math.log(3) + 1e-9, complete).verdict is Verdict.SOUND
     assert decide_bracket(math.log(3) - 1e-9, complete).verdict is Verdict.UNSOUND
-    impossible = {0: Law({"w": Fraction(1, 2)}, Fraction(1, 2), 1, False, "time"), 1: laws[1]}
+    impossible = {0: Law({"w": Fraction(1, 2)}, Fraction(1, 2), 1, False, "budget"), 1: laws[1]}
     assert decide_bracket(100.0, max_divergence_bracket(impossible, [(0, 1)])).verdict is Verdict.UNSOUND
 
 
@@ -724,7 +734,7 @@ def _closure_rejection_rr(cats):
 
 
 def test_rejection_loop_indexing_a_closure_list_is_exact():
-    law = enumerate_law(_closure_rejection_rr(["a", "b", "c"]), "a", seconds=20)
+    law = enumerate_law(_closure_rejection_rr(["a", "b", "c"]), "a")
     assert law.complete and law.renewals >= 1
     assert law.dist == {"b": Fraction(1, 2), "c": Fraction(1, 2)}
 
@@ -744,9 +754,9 @@ def test_closure_rebound_by_a_user_call_is_indexed_at_its_old_value():
                 return y
 
     # round 1 indexes [0, 1, 2] at 0 or 1, round 2 indexes [1, 2, 0] at 0 or 1: never 0 again
-    law = enumerate_law(function, 0, seconds=20, budget=2_000, **BEST_FIRST)
+    law = enumerate_law(function, 0, budget=2_000, **BEST_FIRST)
     assert law.complete and law.dist == {1: Fraction(3, 4), 2: Fraction(1, 4)}
-    assert enumerate_law(function, 0, seconds=20, budget=2_000).dist == law.dist
+    assert enumerate_law(function, 0, budget=2_000).dist == law.dist
 
 
 def test_the_curve_clauses_say_undecided_when_the_laws_keep_a_residual():
@@ -771,7 +781,7 @@ def test_the_curve_clauses_say_undecided_when_the_laws_keep_a_residual():
         return dataclasses.replace(m, function=function)
 
     results = {r.check: r for r in check_measurement_spec(
-        find_spec("randomized_response_bool"), make, RunConfig(budget=2_000, clause_seconds=3.0),
+        find_spec("randomized_response_bool"), make, RunConfig(budget=2_000),
         only_params={"prob": 0.75, "constant_time": False})}
     for clause in ("privacy.rdp", "privacy.pld", "privacy.dominated"):
         r = results[clause]

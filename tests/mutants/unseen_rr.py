@@ -39,6 +39,7 @@ __all__ = [
     "map_one_and_a_half_epsilon",
     "table_keyed_by_integer_part",
     "inverse_cdf_threshold_off_by_one",
+    "answers_memoised_after_four_calls",
     # sound
     "lie_by_rotation",
     "lie_by_resampling",
@@ -46,6 +47,7 @@ __all__ = [
     "map_by_decimal_logarithm",
     "map_constant_beyond_distance_one",
     "inverse_cdf_one_uniform",
+    "keep_below_1074_bit_uniform",
 ]
 
 
@@ -361,6 +363,35 @@ def table_keyed_by_integer_part(categories, prob):
     return _measurement(cats, function, _epsilon(p, t), "table_keyed_by_integer_part")
 
 
+def answers_memoised_after_four_calls(categories, prob):
+    """Defect: [class 6, ``randomness.through_primitives``] from the fifth call with an input on, the last answer
+    for it is returned again ("cache the report"): the output depends on earlier calls, not only on the input and
+    the primitives' choices. The first enumeration of each input sees four consistent calls; enumerating it again
+    replays choices that are no longer drawn, so its paths sum to 3/2 (once an engine error, now a finding)."""
+    cats, p = _validated(categories, prob)
+    t = len(cats)
+    position = {c: i for i, c in enumerate(cats)}
+    last: dict = {}
+    calls: dict = {}
+
+    def function(x):
+        calls[x] = calls.get(x, 0) + 1
+        if x in last and calls[x] > 4:
+            return last[x]
+        i = position.get(x)
+        if i is None:
+            return cats[sample_uniform_int_below(t)]
+        if sample_bernoulli_float(p):
+            y = x
+        else:
+            j = sample_uniform_int_below(t - 1)
+            y = cats[j + (j >= i)]
+        last[x] = y
+        return y
+
+    return _measurement(cats, function, _epsilon(p, t), "answers_memoised_after_four_calls")
+
+
 # ------------------------------------------------------------------ sound variants
 
 def _inverse_cdf(categories, prob, keep_at_boundary: bool, name: str) -> Measurement:
@@ -397,6 +428,29 @@ def inverse_cdf_one_uniform(categories, prob):
     """Sound: the whole answer from one uniform integer below den·(t−1) (den = 2**53-ish: prob's denominator),
     compared with thresholds and floor-divided into the lie's rank (an inverse CDF)."""
     return _inverse_cdf(categories, prob, False, "inverse_cdf_one_uniform")
+
+
+def keep_below_1074_bit_uniform(categories, prob):
+    """Sound: the truth is kept exactly when a uniform 1074-bit integer U falls below prob·2**1074 (an integer:
+    every float is a multiple of 2**-1074), else the lie is U{0..t−2} with the truth's index skipped.
+
+    One uniform over 2**1074 values per call: the engine must enumerate it by intervals (two paths, not 2**1074),
+    and the lie gives t−1 paths per input, so each input has t paths (issue 22: slow to enumerate at t = 1000)."""
+    cats, p = _validated(categories, prob)
+    t = len(cats)
+    position = {c: i for i, c in enumerate(cats)}
+    threshold = int(Fraction(p) * 2**1074)
+
+    def function(x):
+        i = position.get(x)
+        if i is None:
+            return cats[sample_uniform_int_below(t)]
+        if sample_uniform_int_below(2**1074) < threshold:
+            return x
+        j = sample_uniform_int_below(t - 1)
+        return cats[j + (j >= i)]
+
+    return _measurement(cats, function, _epsilon(p, t), "keep_below_1074_bit_uniform")
 
 
 def lie_by_rotation(categories, prob):

@@ -242,8 +242,9 @@ def opaque_findings(spec: Any, m: Any, params: dict, inputs: list, cfg: Any, bet
 
     ``beta`` is this parameter set's false-alarm budget for ``audit.distribution`` (default
     ``cfg.audit_beta``); ``cfg.audit_samples`` samples are drawn per audited input, ten times
-    as many with ``cfg.deep``. ``audit=False`` leaves ``audit.distribution`` out (the engine runs
-    it apart, under its own time budget: :func:`opaque_audit`).
+    as many with ``cfg.deep``: the audit's budget is that count of samples, never seconds. ``audit=False`` leaves
+    ``audit.distribution`` out (the engine runs it as a clause of its own, so that slow sampling under the time
+    limit never leaves the map's clauses without a verdict: :func:`opaque_audit`).
     """
     out: dict = {
         "randomness.through_primitives": Finding(True, "opaque implementation: its samples are audited instead "

@@ -23,7 +23,7 @@ from vetdp.engine.divergence import (
     max_divergence,
     max_divergence_bracket,
 )
-from vetdp.engine.enumerate import Raised, enumerate_law, freeze, output_distribution
+from vetdp.engine.enumerate import Raised, ReplayMismatch, enumerate_law, freeze, output_distribution
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.sampling.sources import BranchingSource, RandomSource, RecordingSource, SeededSource, use_source
@@ -37,6 +37,8 @@ __all__ = [
     "reference_laws",
     "distance_findings",
     "data_independent_errors",
+    "state_kept_finding",
+    "STATE_KEPT",
     "rejects_outside",
     "deterministic_given_choices",
     "law_with_residual",
@@ -65,6 +67,7 @@ class Finding:
     witness: dict | None = None
     undecided: bool = False
     skipped: bool = False
+    stopped: bool = False  # the wall-clock safety limit ended it: no verdict (Status.STOPPED, exit 2)
 
 
 def show(x: Any) -> Any:
@@ -443,13 +446,30 @@ def rejects_outside(spec: MeasurementSpec, m: Any, params: dict) -> Finding:
     return Finding(True, "every out-of-domain input rejected before randomness")
 
 
-def deterministic_given_choices(m: Any, inputs: list, laws: dict, budget: int, seconds: float | None) -> Finding:
+STATE_KEPT = "state kept between calls"  # how state_kept_finding's message starts
+
+
+def state_kept_finding(x: Any, e: ReplayMismatch) -> Finding:
+    """The finding for code whose paths did not add up when enumerating ``M(x)`` (:class:`ReplayMismatch`)."""
+    return Finding(False, f"{STATE_KEPT}: replaying the same choices gave other paths (enumerating "
+                   f"M({show(x)!r}), the probabilities of {e.paths} paths sum to {e.total}, not 1), so the output "
+                   "is not a function of the input and the primitives' choices: a memo, a call counter or other "
+                   "state that outlives a call", witness={"x": show(x), "sum of path probabilities": str(e.total)})
+
+
+def deterministic_given_choices(m: Any, inputs: list, laws: dict, budgets: dict) -> Finding:
     """A second enumeration of the first inputs agrees with the first (a necessary condition only).
 
-    Laws known up to a residual agree when every output's two enclosures overlap.
+    Laws known up to a residual agree when every output's two enclosures overlap. Paths that do not add up on the
+    second enumeration (state kept between calls) fail with :func:`state_kept_finding`. ``budgets``: the keyword
+    arguments of :func:`enumerate_law` that bound its work.
     """
     for x in inputs[:3]:
-        first, again = laws[freeze(x)], enumerate_law(m, x, budget=budget, seconds=seconds)
+        try:
+            again = enumerate_law(m, x, **budgets)
+        except ReplayMismatch as e:
+            return state_kept_finding(x, e)
+        first = laws[freeze(x)]
         if first.complete and again.complete:
             same = first.dist == again.dist
         else:
@@ -544,14 +564,15 @@ def spec_law_at(spec: MeasurementSpec, params: dict, x: Any) -> tuple[dict | Non
     return dist, "the spec's law"
 
 
-def enumerated_laws(m: Any, inputs: list, budget: int, seconds: float | None) -> dict | None:
+def enumerated_laws(m: Any, inputs: list, budgets: dict) -> dict | None:
     """The exact enumerated law of every input of ``m`` (frozen input -> {frozen output: Fraction}), or None when
-    some law is not complete or ``m`` draws randomness outside vetdp's primitives (enumeration does not apply)."""
+    some law is not complete or ``m`` draws randomness outside vetdp's primitives (enumeration does not apply).
+    ``budgets``: the keyword arguments of :func:`enumerate_law` that bound its work."""
     laws: dict = {}
     try:
         with watch_foreign_randomness(m) as use:
             for x in inputs:
-                law = enumerate_law(m, x, budget=budget, seconds=seconds)
+                law = enumerate_law(m, x, **budgets)
                 if not law.complete:
                     return None
                 laws[freeze(x)] = law.dist

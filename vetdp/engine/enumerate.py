@@ -8,7 +8,7 @@ again; each run replays a prefix of choices and then branches afresh.
 1. an exhaustive pass: an odometer over the choice trail (option 0 at every fresh point,
    the next prefix advances the last position with an untried option). Every path is
    visited once, so summing path probabilities per output gives the exact distribution.
-   It ends when the tree is done, or when the budget, the time, or the depth of one run
+   It ends when the tree is done, or when the budget or the depth of one run
    (``max_choices``) runs out, or when 32 runs have each gone deeper than every run before,
    down to 64 choices (the shape of an unbounded loop, which the odometer would walk down a
    step at a time, at a cost quadratic in the depth).
@@ -21,29 +21,30 @@ again; each run replays a prefix of choices and then branches afresh.
    over Fractions. What was not explored is the residual: every output's probability lies
    in ``[dist[y], dist[y] + residual]``.
 
-Time: with ``seconds``, runs stop at the deadline; in the main thread a SIGALRM interrupts a
-run that never returns or never draws (it raises :class:`EnumerationTimeout` inside the
-running code); in other threads only the checks at choice points and between runs apply.
+Budgets are work, never time: ``budget`` runs of the function per pass, ``max_depth`` random choices per run
+and ``max_steps`` choices in all (replays included), so the same code gives the same :class:`Law` on any
+machine. A run that never returns *without drawing* cannot be bounded by work: the caller bounds it by wall-clock
+time (:func:`vetdp.engine.timeout.deadline`, whose exception passes through the enumeration unchanged and ends it).
+
+A function whose paths do not add up (the same choices replayed give other paths: state kept between calls,
+e.g. a memo of answers) raises :class:`ReplayMismatch`, a finding about the code, not an engine failure.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import heapq
 import itertools
 import math
-import signal
 import sys
-import threading
-import time
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from vetdp.engine.budgets import BEST_FIRST_MAX_CHOICES, DEFAULT_BUDGET, DEFAULT_MAX_CHOICES, DEFAULT_MAX_STEPS
 from vetdp.engine.fingerprint import fingerprint
 from vetdp.sampling.lazy import LazyInt
 from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, use_source
@@ -52,9 +53,10 @@ __all__ = [
     "Raised",
     "Law",
     "EnumerationBudgetExceeded",
-    "EnumerationTimeout",
+    "ReplayMismatch",
     "DEFAULT_BUDGET",
     "DEFAULT_MAX_CHOICES",
+    "BEST_FIRST_MAX_CHOICES",
     "STOP_REASONS",
     "enumerate_law",
     "enumerate_paths",
@@ -62,19 +64,24 @@ __all__ = [
     "freeze",
 ]
 
-DEFAULT_BUDGET = 200_000
-DEFAULT_MAX_CHOICES = 10_000  # choices in one run of the exhaustive pass; deeper trees go best-first
-_BEST_FIRST_MAX_CHOICES = 100_000
 _SPINE_RECORDS, _SPINE_DEPTH = 32, 64  # runs that went deeper than any before, reaching this depth
-STOP_REASONS = ("complete", "budget", "time", "residual", "diverges")
+STOP_REASONS = ("complete", "budget", "residual", "diverges")
 
 
 class EnumerationBudgetExceeded(RuntimeError):
     """An enumeration would visit more paths than its budget allows."""
 
 
-class EnumerationTimeout(BaseException):
-    """Raised inside the enumerated code when the time budget is over (not an outcome)."""
+class ReplayMismatch(RuntimeError):
+    """Replaying the same choices gave other paths: the probabilities of the paths of ``fn(x)`` do not sum to 1.
+
+    The function's output is not a function of its input and the primitives' choices: it keeps state between
+    calls (a memo, a call counter) or draws randomness where vetdp cannot see it. ``total`` is the sum found."""
+
+    def __init__(self, total: Fraction, paths: int):
+        super().__init__(f"replaying the same choices gave other paths: the probabilities of {paths} paths sum to "
+                         f"{total}, not 1")
+        self.total, self.paths = total, paths
 
 
 class _Cut(BaseException):
@@ -100,11 +107,13 @@ class Law:
     ``residual == 1 - sum(dist.values())`` exactly, so P[fn(x) = y] lies in
     ``[dist[y], dist[y] + residual]`` and outputs missing from ``dist`` have probability at most
     ``residual``. ``complete`` (residual 0) means ``dist`` is the exact law.
-    ``stop_reason``: "complete"; "budget" (more than ``budget`` runs needed); "time";
-    "residual" (residual <= residual_target); "diverges" (everything reachable was explored,
-    and the residual is the probability that the function never returns).
-    ``paths`` counts the runs of the function, ``states`` the distinct program states found at
-    choice points by the best-first pass, ``renewals`` how often a run reached a known state.
+    ``stop_reason``: "complete"; "budget" (more than ``budget`` runs needed, or a run made more than
+    ``max_choices`` choices); "residual" (residual <= residual_target); "diverges" (everything reachable was
+    explored, and the residual is the probability that the function never returns).
+    ``paths`` counts the runs of the function, ``depth`` the most choices one run made, ``choices`` the choices
+    made over all runs (replayed prefixes included), ``states`` the distinct
+    program states found at choice points by the best-first pass, ``renewals`` how often a run reached a known
+    state. All of them are counts of work: the same code gives the same Law on any machine.
     """
 
     dist: dict[Any, Fraction]
@@ -114,6 +123,8 @@ class Law:
     stop_reason: str
     states: int = 0
     renewals: int = 0
+    depth: int = 0
+    choices: int = 0
 
     def bounds(self, y: Any) -> tuple[Fraction, Fraction]:
         """[lo, hi] enclosing P[fn(x) = y]."""
@@ -157,7 +168,7 @@ def _next_prefix(trail: list[tuple[int, int]]) -> list[int] | None:
 
 
 def enumerate_paths(run: Callable[[], Any], budget: int = DEFAULT_BUDGET, branch_bytes: bool = False,
-                    catch: bool = True, max_choices: int = _BEST_FIRST_MAX_CHOICES):
+                    catch: bool = True, max_choices: int = BEST_FIRST_MAX_CHOICES):
     """Yield ``(output, probability)`` for every path of ``run`` (a callable without arguments).
 
     Raises :class:`EnumerationBudgetExceeded` once more than ``budget`` paths are needed, or
@@ -173,7 +184,7 @@ def enumerate_paths(run: Callable[[], Any], budget: int = DEFAULT_BUDGET, branch
         if paths > budget:
             raise EnumerationBudgetExceeded(
                 f"enumeration needs more than budget={budget} paths; pass a larger budget "
-                "(vetdp check --budget N) or smaller parameters")
+                "(--max-paths N) or smaller parameters")
         source = BranchingSource(prefix, max_choices=max_choices, branch_bytes=branch_bytes)
         with use_source(source):
             try:
@@ -190,105 +201,21 @@ def enumerate_paths(run: Callable[[], Any], budget: int = DEFAULT_BUDGET, branch
         prefix = _next_prefix(source.trail)
 
 
-# ------------------------------------------------------------------ time budget
-
-class _Clock:
-    """The deadline, and a SIGALRM that interrupts a run (never the enumerator's own bookkeeping)."""
-
-    def __init__(self, seconds: float | None):
-        self.end = None if seconds is None else time.monotonic() + seconds
-        self.in_run = False
-        self.fired = False
-        self.armed = False
-        self.previous: Any = None
-        self.outer_at: float | None = None  # when an alarm armed outside this enumeration is due
-        self.outer_interval = 0.0
-
-    def expired(self) -> bool:
-        return self.fired or (self.end is not None and time.monotonic() >= self.end)
-
-    def check(self) -> None:
-        """Raise EnumerationTimeout when the deadline has passed (called at choice points)."""
-        if self.expired():
-            self.fired = True
-            raise EnumerationTimeout("the time budget is over")
-
-    def _on_alarm(self, signum: int, frame: Any) -> None:
-        now = time.monotonic()
-        if self.end is not None and now >= self.end:
-            self.fired = True
-            if self.in_run:
-                self._rearm(now)
-                raise EnumerationTimeout("the time budget is over")
-        if self.outer_at is not None and now >= self.outer_at:
-            # an enclosing alarm (e.g. vetdp.engine.timeout.deadline) was due: let its handler run
-            self.outer_at = None
-            if callable(self.previous):
-                try:
-                    self.previous(signum, frame)
-                finally:
-                    delay, self.outer_interval = signal.getitimer(signal.ITIMER_REAL)
-                    if delay > 0:
-                        self.outer_at = time.monotonic() + delay
-                    self._rearm(time.monotonic())
-                return
-        self._rearm(now)
-
-    def _rearm(self, now: float) -> None:
-        due = [t for t in (None if self.fired else self.end, self.outer_at) if t is not None]
-        signal.setitimer(signal.ITIMER_REAL, max(min(due) - now, 1e-4) if due else 0)
-
-    def set_end(self, end: float | None) -> None:
-        """Move the deadline (and the alarm, when one is armed)."""
-        self.end, self.fired = end, False
-        if self.armed:
-            self._rearm(time.monotonic())
-
-    @contextlib.contextmanager
-    def alarm(self) -> Iterator[None]:
-        """Arm SIGALRM for the deadline (main thread only), chaining to an alarm armed outside."""
-        usable = (self.end is not None and hasattr(signal, "setitimer")
-                  and threading.current_thread() is threading.main_thread())
-        if not usable:
-            yield
-            return
-        self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
-        delay, self.outer_interval = signal.setitimer(signal.ITIMER_REAL, 0)
-        self.outer_at = time.monotonic() + delay if delay > 0 else None
-        self.armed = True
-        self._rearm(time.monotonic())
-        try:
-            yield
-        finally:
-            self.armed = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-            if self.outer_at is not None:
-                signal.setitimer(signal.ITIMER_REAL, max(self.outer_at - time.monotonic(), 1e-4),
-                                 self.outer_interval)
-
-
 def _call_root(fn: Callable[[Any], Any], x: Any) -> Any:
     return fn(x)
 
 
 _ROOT_CODE = _call_root.__code__
-_OK, _CUT, _LIMIT, _TIME = "ok", "cut", "limit", "time"
+_OK, _CUT, _LIMIT = "ok", "cut", "limit"
 
 
-def _run(fn: Callable[[Any], Any], x: Any, source: BranchingSource, clock: _Clock) -> tuple[str, Any]:
-    """One run: (status, output). Only status "ok" carries an output (possibly :class:`Raised`)."""
+def _run(fn: Callable[[Any], Any], x: Any, source: BranchingSource) -> tuple[str, Any]:
+    """One run: (status, output). Only status "ok" carries an output (possibly :class:`Raised`). A
+    BaseException other than SystemExit (a wall-clock limit, KeyboardInterrupt) ends the enumeration."""
     out: Any = None
     with use_source(source):
         try:
-            clock.in_run = True
-            try:
-                value = _call_root(fn, x)
-            finally:
-                clock.in_run = False
-            out = freeze(value)
-        except EnumerationTimeout:
-            return _TIME, None
+            out = freeze(_call_root(fn, x))
         except _Cut:
             pass
         except Exception as e:  # noqa: BLE001 - an exception is an outcome here
@@ -298,48 +225,54 @@ def _run(fn: Callable[[Any], Any], x: Any, source: BranchingSource, clock: _Cloc
     halted = source.halted
     if halted is None:
         return _OK, out
-    if isinstance(halted, EnumerationTimeout):
-        return _TIME, None
     if isinstance(halted, PathLimitExceeded):
         return _LIMIT, None
+    if not isinstance(halted, _Cut):  # raised at a choice point and swallowed by the code: raise it again here
+        raise halted
     return _CUT, None
 
 
-class _ClockOnly:
-    """Explorer of the exhaustive pass when there is a deadline: option 0, after a time check."""
+class _Work:
+    """The work an enumeration has done, in counts: runs of the function, random choices made over all runs
+    (replayed prefixes included: the cost of a deep tree), and the most choices one run made."""
 
-    def __init__(self, clock: _Clock):
-        self.clock = clock
+    __slots__ = ("runs", "choices", "depth", "max_steps")
 
-    def fresh(self, source: BranchingSource, options: int, probs: Any, extra: Any) -> int:
-        self.clock.check()
-        return 0
+    def __init__(self, max_steps: int):
+        self.runs = self.choices = self.depth = 0
+        self.max_steps = max_steps
+
+    def add(self, source: BranchingSource) -> None:
+        n = len(source.trail)
+        self.runs += 1
+        self.choices += n
+        self.depth = max(self.depth, n)
+
+    @property
+    def spent(self) -> bool:
+        return self.choices >= self.max_steps
 
 
-def _exhaustive(fn: Callable[[Any], Any], x: Any, budget: int, max_choices: int, branch_bytes: bool,
-                clock: _Clock, give_up_on_estimate: bool = False) -> tuple[dict[Any, Fraction], int, str]:
-    """The odometer pass: (explored masses, runs, "complete" | "budget" | "time" | "depth").
+def _exhaustive(fn: Callable[[Any], Any], x: Any, budget: int, max_choices: int, branch_bytes: bool, work: _Work,
+                give_up_on_estimate: bool = False) -> tuple[dict[Any, Fraction], int, str]:
+    """The odometer pass: (explored masses, runs, "complete" | "budget" | "depth"); ``work`` counts what it did.
 
     With ``give_up_on_estimate`` (a best-first pass follows), the pass stops after its first run
     when that run's branching factors multiply to more than ``budget``: Knuth's estimate of the
     tree's size says the odometer would most likely spend its whole budget and fail. Stopping
     early only moves the work to the best-first pass, which is exact on its own.
     """
-    explorer = _ClockOnly(clock) if clock.end is not None else None
     dist: dict[Any, Fraction] = defaultdict(Fraction)
     prefix: list[int] | None = []
     runs = 0
     deepest, records = 0, 0  # the most choices one run made so far; how many runs set that record
     while prefix is not None:
-        if runs >= budget:
+        if runs >= budget or work.spent:
             return dist, runs, "budget"
-        if clock.expired():
-            return dist, runs, "time"
         runs += 1
-        source = BranchingSource(prefix, max_choices=max_choices, branch_bytes=branch_bytes, explorer=explorer)
-        status, out = _run(fn, x, source, clock)
-        if status == _TIME:
-            return dist, runs, "time"
+        source = BranchingSource(prefix, max_choices=max_choices, branch_bytes=branch_bytes)
+        status, out = _run(fn, x, source)
+        work.add(source)
         if status == _LIMIT:
             return dist, runs, "depth"
         dist[out] += source.probability
@@ -399,10 +332,11 @@ class _Pending:
 class _BestFirst:
     """The best-first explorer (the ``explorer`` of every run's BranchingSource)."""
 
-    def __init__(self, fn: Callable[[Any], Any], x: Any, branch_bytes: bool, renewal: bool, clock: _Clock,
-                 trace: Callable[[tuple[int, ...], Fraction], None] | None):
-        self.fn, self.x, self.branch_bytes, self.renewal, self.clock, self.trace = fn, x, branch_bytes, renewal, \
-            clock, trace
+    def __init__(self, fn: Callable[[Any], Any], x: Any, branch_bytes: bool, renewal: bool, max_choices: int,
+                 work: _Work, trace: Callable[[tuple[int, ...], Fraction], None] | None):
+        self.fn, self.x, self.branch_bytes, self.renewal, self.max_choices, self.trace = fn, x, branch_bytes, \
+            renewal, max_choices, trace
+        self.work = work
         self.states: dict[Hashable, _State] = {_ROOT: _State((), Fraction(1))}
         self.heap: list[tuple[Fraction, int, _Pending]] = []
         self.seq = itertools.count()
@@ -438,16 +372,6 @@ class _BestFirst:
         heapq.heappush(self.heap, (-(pending.base * p), next(self.seq), pending))
 
     def fresh(self, source: BranchingSource, options: int, probs: Any, extra: Any) -> int:
-        self.clock.check()
-        self.clock.in_run = False  # the alarm must not interrupt the bookkeeping
-        try:
-            index = self._fresh(source, options, probs, extra)
-        finally:
-            self.clock.in_run = True
-        self.clock.check()
-        return index
-
-    def _fresh(self, source: BranchingSource, options: int, probs: Any, extra: Any) -> int:
         if self.renewal:
             top = sys._getframe(2)  # the caller of fresh(): BranchingSource._choose
             entry = None
@@ -488,9 +412,10 @@ class _BestFirst:
 
     def _start(self, state: Hashable, rel: tuple[int, ...], q: Fraction) -> str:
         self.cur, self.rel, self.q = state, rel, q
-        source = BranchingSource(self.states[state].prefix + rel, max_choices=_BEST_FIRST_MAX_CHOICES,
+        source = BranchingSource(self.states[state].prefix + rel, max_choices=self.max_choices,
                                  branch_bytes=self.branch_bytes, explorer=self)
-        status, out = _run(self.fn, self.x, source, self.clock)
+        status, out = _run(self.fn, self.x, source)
+        self.work.add(source)
         if status == _OK:
             here = self.states[self.cur].out
             here[out] = here.get(out, Fraction(0)) + self.q
@@ -504,10 +429,8 @@ class _BestFirst:
         checkpoint = 64
         pending: tuple[Hashable, tuple[int, ...], Fraction] | None = (_ROOT, (), Fraction(1))
         while pending is not None or self.heap:
-            if runs >= budget:
+            if runs >= budget or self.work.spent:
                 return runs, "budget"
-            if self.clock.expired():
-                return runs, "time"
             if residual_target > 0 and runs >= checkpoint:
                 checkpoint *= 2
                 if 1 - sum(self.solve().values(), Fraction(0)) <= residual_target:
@@ -524,8 +447,7 @@ class _BestFirst:
             elif self.trace is not None:
                 self.trace((), Fraction(1))
             runs += 1
-            if self._start(*pending) == _TIME:
-                return runs, "time"
+            self._start(*pending)
             pending = None
         return runs, "complete"
 
@@ -560,68 +482,66 @@ class _BestFirst:
 
 # ------------------------------------------------------------------ entry points
 
-def enumerate_law(fn: Callable[[Any], Any], x: Any, *, budget: int = DEFAULT_BUDGET, seconds: float | None = None,
+def enumerate_law(fn: Callable[[Any], Any], x: Any, *, budget: int = DEFAULT_BUDGET,
                   residual_target: Fraction = Fraction(0), branch_bytes: bool = False, renewal: bool = True,
-                  max_choices: int = DEFAULT_MAX_CHOICES,
+                  max_choices: int = DEFAULT_MAX_CHOICES, max_depth: int = BEST_FIRST_MAX_CHOICES,
+                  max_steps: int = DEFAULT_MAX_STEPS,
                   trace: Callable[[tuple[int, ...], Fraction], None] | None = None) -> Law:
     """The law of ``fn(x)`` as far as it can be established: exact, or bounds with a stated residual.
 
     Finite trees of at most ``budget`` paths, each of at most ``max_choices`` choices, give the
     exact distribution (residual 0) by the exhaustive pass. Otherwise the best-first pass runs
     (with its own ``budget`` runs; ``paths`` counts both passes, and with ``residual_target > 0``
-    the exhaustive pass is limited to ``budget // 10`` runs). With ``renewal``, equal program
+    the exhaustive pass is limited to ``budget // 10`` runs), each run making at most ``max_depth``
+    choices (a deeper run's mass stays in the residual); no run starts once ``max_steps`` choices were made in all
+    (replayed prefixes included: the work of a deep tree, quadratic in its depth). With ``renewal``, equal program
     states at choice points are merged (see :mod:`vetdp.engine.fingerprint` for the assumption
-    this rests on), which makes rejection loops exact. ``seconds`` bounds the wall time (see the
-    module docstring); ``trace(prefix, probability)`` is called at the start of every best-first
-    run (their probabilities never increase).
+    this rests on), which makes rejection loops exact. ``trace(prefix, probability)`` is called at
+    the start of every best-first run (their probabilities never increase).
 
-    Raises ValueError for budget < 1, seconds <= 0 or a residual_target outside [0, 1].
+    The result depends on the code and these budgets only, never on time. Raises ValueError for a
+    budget, max_choices, max_depth or max_steps < 1 or a residual_target outside [0, 1]; :class:`ReplayMismatch`
+    when the paths' probabilities do not sum to 1 (state kept between calls).
     """
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
-    if seconds is not None and not seconds > 0:
-        raise ValueError(f"seconds={seconds!r} must be in (0, inf) or None")
+    for name, value in (("budget", budget), ("max_choices", max_choices), ("max_depth", max_depth),
+                        ("max_steps", max_steps)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r} must be an int in [1, inf)")
     residual_target = Fraction(residual_target)
     if not 0 <= residual_target <= 1:
         raise ValueError(f"residual_target={residual_target} must be in [0, 1]")
-    if isinstance(max_choices, bool) or not isinstance(max_choices, int) or max_choices < 1:
-        raise ValueError(f"max_choices={max_choices!r} must be an int in [1, inf)")
     first_budget = budget if residual_target == 0 else max(1, budget // 10)
-    return _enumerate(fn, x, budget, first_budget, seconds, residual_target, branch_bytes, renewal, max_choices,
-                      trace, best_first_after_budget=True)
+    return _enumerate(fn, x, budget, first_budget, residual_target, branch_bytes, renewal,
+                      min(max_choices, max_depth), max_depth, max_steps, trace, best_first_after_budget=True)
 
 
-def _enumerate(fn: Callable[[Any], Any], x: Any, budget: int, first_budget: int, seconds: float | None,
-               residual_target: Fraction, branch_bytes: bool, renewal: bool, max_choices: int,
+def _enumerate(fn: Callable[[Any], Any], x: Any, budget: int, first_budget: int, residual_target: Fraction,
+               branch_bytes: bool, renewal: bool, max_choices: int, max_depth: int, max_steps: int,
                trace: Callable[[tuple[int, ...], Fraction], None] | None, best_first_after_budget: bool) -> Law:
-    clock = _Clock(seconds)
-    final_end = clock.end
-    if seconds is not None and best_first_after_budget:
-        clock.end = time.monotonic() + seconds / 2  # the exhaustive pass gets at most half of the time
-    with clock.alarm():
-        dist, runs, reason = _exhaustive(fn, x, first_budget, max_choices, branch_bytes, clock,
-                                         give_up_on_estimate=best_first_after_budget)
-        if reason == "time" and best_first_after_budget and time.monotonic() < final_end:
-            reason = "depth"  # the exhaustive pass ran out of its share: go best-first with the rest
-        clock.set_end(final_end)
-        if reason in ("complete", "time") or (reason == "budget" and not best_first_after_budget):
-            dist = {y: m for y, m in dist.items() if m}
-            residual = 1 - sum(dist.values(), Fraction(0))
-            if reason == "complete" and residual != 0:  # pragma: no cover - a primitive mis-states its law
-                raise AssertionError(f"path probabilities sum to {1 - residual}, not 1")
-            return Law(dist, residual, runs, reason == "complete", reason)
-        explorer = _BestFirst(fn, x, branch_bytes, renewal, clock, trace)
-        more, reason = explorer.explore(budget, residual_target)
+    work = _Work(max_steps)
+    dist, runs, reason = _exhaustive(fn, x, first_budget, max_choices, branch_bytes, work,
+                                     give_up_on_estimate=best_first_after_budget)
+    if reason == "complete" or (reason == "budget" and not best_first_after_budget):
+        dist = {y: m for y, m in dist.items() if m}
+        total = sum(dist.values(), Fraction(0))
+        if reason == "complete" and total != 1:  # every path was visited once: only other paths on replay explain it
+            raise ReplayMismatch(total, runs)
+        return Law(dist, 1 - total, runs, reason == "complete", reason, depth=work.depth, choices=work.choices)
+    explorer = _BestFirst(fn, x, branch_bytes, renewal, max_depth, work, trace)
+    more, reason = explorer.explore(budget, residual_target)
     dist = explorer.solve()
-    residual = 1 - sum(dist.values(), Fraction(0))
+    total = sum(dist.values(), Fraction(0))
+    if total > 1:
+        raise ReplayMismatch(total, runs + more)
+    residual = 1 - total
     if reason == "complete" and residual != 0:
         reason = "budget" if explorer.lost else "diverges"
     return Law(dist, residual, runs + more, residual == 0, "complete" if residual == 0 else reason,
-               len(explorer.states) - 1, explorer.renewals)
+               len(explorer.states) - 1, explorer.renewals, work.depth, work.choices)
 
 
 def output_distribution(fn: Callable[[Any], Any], x: Any, budget: int = DEFAULT_BUDGET,
-                        branch_bytes: bool = False) -> dict[Any, Fraction]:
+                        branch_bytes: bool = False, max_steps: int = DEFAULT_MAX_STEPS) -> dict[Any, Fraction]:
     """The exact distribution of ``fn(x)``: output -> probability (a Fraction), summing to 1.
 
     ``fn`` is typically a Measurement (so the domain check runs first) or its function.
@@ -632,10 +552,10 @@ def output_distribution(fn: Callable[[Any], Any], x: Any, budget: int = DEFAULT_
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
-    law = _enumerate(fn, x, budget, budget, None, Fraction(0), branch_bytes, True, DEFAULT_MAX_CHOICES, None,
-                     best_first_after_budget=False)
+    law = _enumerate(fn, x, budget, budget, Fraction(0), branch_bytes, True, DEFAULT_MAX_CHOICES,
+                     BEST_FIRST_MAX_CHOICES, max_steps, None, best_first_after_budget=False)
     if not law.complete:
         raise EnumerationBudgetExceeded(
             f"enumeration needs more than budget={budget} paths (stopped: {law.stop_reason}, unexplored mass "
-            f"{float(law.residual):.3g}); pass a larger budget (vetdp check --budget N) or smaller parameters")
+            f"{float(law.residual):.3g}); pass a larger budget (--max-paths N) or smaller parameters")
     return law.dist

@@ -25,7 +25,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 from vetdp import progress
 from vetdp.engine.enumerate import output_distribution
 from vetdp.engine.results import CheckResult, Status
-from vetdp.engine.runner import _SEARCH, RunConfig, draw_params, params_json
+from vetdp.engine.runner import _SEARCH, RunConfig, _shrinking_counted_in_steps, draw_params, params_json, time_stop
 from vetdp.engine.spec import EstimatorSpec
 from vetdp.engine.timeout import DeadlineExceeded, deadline
 
@@ -120,13 +120,14 @@ def _claim_outcome(name: str, claimed: list[Fraction], exact: list[Fraction], ap
 
 def _evaluate(spec: EstimatorSpec, params: dict, cfg: RunConfig, estimator, claim_fns: dict) -> dict[str, Outcome]:
     try:
-        with deadline(cfg.clause_seconds):
+        with deadline(cfg.time_limit):
             mean, var, truth, floats, absolute = exact_moments(spec, params, cfg.budget, estimator)
     except EstimatorRaised as e:
         out: Outcome = (False, f"the estimator raised on valid answers: {e}", {"answers": repr(e.answers)}, False)
         return {"estimator.unbiased": out}
     except DeadlineExceeded:
-        return {"estimator.unbiased": (False, f"undecided: budget — {cfg.clause_seconds:g} s spent", None, False)}
+        return {"estimator.unbiased": (False, time_stop(cfg, "enumerating the answers and the estimator",
+                                                         work="--max-paths").message, None, False)}
     out = {}
     bias = [m - t for m, t in zip(mean, truth, strict=True)]
     witness = {"E[estimate]": [str(m) for m in mean], "truth": [str(t) for t in truth],
@@ -218,13 +219,16 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
             p = originals[failing[0]]
             if only_params is None:
                 progress.step("shrinking", 1, None, clause)
-                try:  # shrink to a small failing parameter set
-                    p = find(spec.params(cfg.deep), lambda q, c=clause: c in run(q) and not run(q)[c][0],
-                             settings=settings(max_examples=max(cfg.examples, 40), derandomize=True, **_SEARCH))
+                try:  # shrink to a small failing parameter set (counted in examples and shrinks, never in seconds)
+                    with _shrinking_counted_in_steps():
+                        p = find(spec.params(cfg.deep), lambda q, c=clause: c in run(q) and not run(q)[c][0],
+                                 settings=settings(max_examples=max(cfg.examples, 40), derandomize=True,
+                                                   report_multiple_bugs=False, **_SEARCH))
                 except (NoSuchExample, Unsatisfiable):
                     pass
             ok, msg, witness, _ = run(p)[clause]
-            status = Status.UNDECIDED if msg.startswith("undecided") else Status.FAIL
+            status = (Status.STOPPED if msg.startswith("stopped: time") else Status.UNDECIDED
+                      if msg.startswith("undecided") else Status.FAIL)
             yield CheckResult(spec.name, clause, status, subject=params_json(p), witness=witness, message=msg,
                               repro=_repro(spec, cfg, p), seconds=elapsed / len(clauses))
             continue

@@ -30,6 +30,12 @@ class CheckOptions:
     deep_only: tuple[str, ...] = ()  # globs of checks that run only with --deep (ci/gate.toml)
     loose_map_warns: bool = False  # [gate] loose_map = "warn": a sound but loose map is a warning, not a failure
     z3_rlimit: int | None = None  # --z3-rlimit: z3 resource units per obligation query (None: the default)
+    # work budgets of the specs' enumeration (--max-paths, --max-choices, --max-steps; None: the defaults) and the
+    # wall-clock safety limit per clause (--time-limit; None: the default): see vetdp.engine.budgets
+    max_paths: int | None = None
+    max_choices: int | None = None
+    max_steps: int | None = None
+    time_limit: float | None = None
 
     def selected(self, name: str) -> bool:
         """Whether the check called ``name`` (e.g. ``randomized_response::privacy``) is selected."""

@@ -20,7 +20,7 @@ __all__ = ["summary", "render_table", "render_failures", "to_json", "to_junit", 
 
 SCHEMA_VERSION = 1
 _STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.UNDECIDED: "yellow", Status.SKIPPED: "dim",
-          Status.WARNING: "yellow", Status.ERROR: "bold magenta"}
+          Status.WARNING: "yellow", Status.ERROR: "bold magenta", Status.STOPPED: "bold magenta"}
 TRUE = "true"  # the default label of CheckResult.true; an audit's is a confidence lower bound
 
 
@@ -99,7 +99,7 @@ def to_junit(results: Sequence[CheckResult], name: str = "vetdp", true_label: st
     for spec, rs in by_spec.items():
         s = summary(rs)
         suite = ET.SubElement(root, "testsuite", name=spec, tests=str(len(rs)),
-                              failures=str(s["fail"] + s["undecided"]), errors=str(s["error"]),
+                              failures=str(s["fail"] + s["undecided"]), errors=str(s["error"] + s["stopped"]),
                               skipped=str(s["skipped"]), time=f"{sum(r.seconds for r in rs):.3f}")
         for r, case_name in zip(rs, _unique_names(rs), strict=True):
             case = ET.SubElement(suite, "testcase", classname=spec, name=case_name, time=f"{r.seconds:.3f}")
@@ -111,8 +111,8 @@ def to_junit(results: Sequence[CheckResult], name: str = "vetdp", true_label: st
                 f"reproduce: {r.repro}" if r.repro else "") if x)
             if r.status in (Status.FAIL, Status.UNDECIDED):
                 ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = body
-            elif r.status is Status.ERROR:
-                ET.SubElement(case, "error", message=r.message).text = body
+            elif r.status in (Status.ERROR, Status.STOPPED):  # no verdict: the run did not finish its work
+                ET.SubElement(case, "error", message=r.message, type=r.status.value).text = body
             elif r.status is Status.SKIPPED:
                 ET.SubElement(case, "skipped", message=r.message)
             elif r.status is Status.WARNING:  # JUnit has no warning: a passing case that says so

@@ -20,14 +20,17 @@ class Status(enum.StrEnum):
 
     PASS = "pass"
     FAIL = "fail"  # a violation: the claim is wrong, a precondition is not enforced, ...
-    UNDECIDED = "undecided"  # interval arithmetic could not decide within its precision budget
+    UNDECIDED = "undecided"  # not decided within a work budget (precision, paths, choices), said which
     SKIPPED = "skipped"  # not applicable here (e.g. an optional extra is not installed)
     WARNING = "warning"  # sound but worth a look (e.g. a loose map when vetting others' code); not a failure
     ERROR = "error"  # the check itself could not run
+    # the wall-clock safety limit (--time-limit) ended the check before its work budget did: no verdict, and the
+    # command exits 2 (a verdict never depends on how fast the machine is; only this status does)
+    STOPPED = "stopped"
 
     @property
     def is_failure(self) -> bool:
-        return self in (Status.FAIL, Status.UNDECIDED, Status.ERROR)
+        return self in (Status.FAIL, Status.UNDECIDED, Status.ERROR, Status.STOPPED)
 
 
 def _jsonable(x: Any) -> Any:

@@ -31,10 +31,18 @@ inputs were enumerated and how many of the output values were not examined as in
 
 Parameter sets come from the spec's pinned examples and its hypothesis strategy; a
 failing clause is shrunk to a minimal parameter set and reported with a reproduction.
+
+Budgets are work, so that a verdict is the same on any machine: enumeration paths per input
+(``RunConfig.budget``, ``--max-paths``) and random choices per run (``max_depth``, ``--max-choices``),
+audit samples (``audit_samples``), parameter sets (``max_examples``, drawn by a seeded, derandomized search).
+The only wall-clock limit is a safety net for code that hangs without drawing randomness
+(``time_limit``, ``--time-limit``, per clause and parameter set): when it fires the clause is
+``stopped`` (:attr:`Status.STOPPED`, exit 2), never a verdict, and the search ends there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import itertools
@@ -52,7 +60,9 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from vetdp import progress
 from vetdp.core.measurement import AtomDomain, BitVectorDomain, DiscreteDistance
+from vetdp.engine.budgets import BEST_FIRST_MAX_CHOICES, DEFAULT_BUDGET, DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT
 from vetdp.engine.clauses import (
+    STATE_KEPT,
     TIGHTNESS,
     Finding,
     accepted_outside,
@@ -75,8 +85,15 @@ from vetdp.engine.clauses import (
     rejects_outside,
     show,
     spec_law_at,
+    state_kept_finding,
 )
-from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, enumerate_law, freeze
+from vetdp.engine.enumerate import (
+    EnumerationBudgetExceeded,
+    Law,
+    ReplayMismatch,
+    enumerate_law,
+    freeze,
+)
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import MeasurementSpec
@@ -97,7 +114,8 @@ from vetdp.engine.symmetry import NotSymmetric, class_law, coverage, worst_over
 from vetdp.engine.timeout import DeadlineExceeded, deadline
 
 __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evaluate_params", "params_json",
-           "MEASUREMENT_CLAUSES", "not_a_measurement", "draw_params"]
+           "MEASUREMENT_CLAUSES", "not_a_measurement", "draw_params", "DEFAULT_TIME_LIMIT", "time_stop"]
+
 
 # Every clause name a measurement spec's run can report (besides precondition[<id>] rows), for -k selection.
 MEASUREMENT_CLAUSES = (
@@ -114,7 +132,9 @@ MEASUREMENT_CLAUSES = (
 class RunConfig:
     deep: bool = False
     max_examples: int | None = None  # parameter sets drawn by hypothesis (default 25, deep 60)
-    budget: int = 200_000  # enumeration paths per input
+    budget: int = DEFAULT_BUDGET  # enumeration paths per input and pass (--max-paths)
+    max_depth: int = BEST_FIRST_MAX_CHOICES  # random choices one run may make (--max-choices); deeper: residual
+    max_steps: int = DEFAULT_MAX_STEPS  # random choices per input over all runs, replays included (--max-steps)
     seed: int = 0  # seeds the parameter search too: another seed explores other parameter sets
     impl_ref: str | None = None  # how reproductions name the code: "MODULE:ATTR" or verify's "--adapter REF"
     strict_messages: bool = True  # bad parameters must name themselves in the message
@@ -134,13 +154,37 @@ class RunConfig:
     # verify: when the spec states no law, function.law compares with the law of vetdp's implementation
     reference_law: bool = False
     loose_map: Status = Status.FAIL  # how a sound but loose map (privacy.tight) is reported; WARNING for verify
-    clause_seconds: float | None = 60.0  # time budget of one clause on one parameter set ("undecided: budget")
-    run_seconds: float | None = None  # no further parameter sets are drawn once the run has taken this long
+    # wall-clock safety limit of one clause on one parameter set (--time-limit; None: none): when it fires the clause
+    # is stopped (Status.STOPPED, exit 2) and the search ends; every verdict comes from the work budgets above
+    time_limit: float | None = DEFAULT_TIME_LIMIT
     build: Callable[[dict], Any] | None = None  # replaces spec.build(ctor, params), e.g. verify --adapter
+
+    def __post_init__(self) -> None:
+        for name in ("budget", "max_depth", "max_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be an int in [1, inf)")
+        if self.time_limit is not None and not (isinstance(self.time_limit, (int, float))
+                                                and 0 < self.time_limit < math.inf):
+            raise ValueError(f"time_limit={self.time_limit!r} must be a number of seconds in (0, inf) or None")
 
     @property
     def examples(self) -> int:
         return self.max_examples if self.max_examples is not None else (60 if self.deep else 25)
+
+
+def _budgets(cfg: RunConfig) -> dict:
+    """The enumeration's work budgets of ``cfg``, as :func:`enumerate_law`'s keyword arguments."""
+    return {"budget": cfg.budget, "max_depth": cfg.max_depth, "max_steps": cfg.max_steps}
+
+
+def time_stop(cfg: RunConfig, doing: str, work: str = "--max-paths or --max-steps",
+              witness: dict | None = None) -> Finding:
+    """The finding of a clause that the wall-clock safety limit ended while ``doing`` (no verdict: stopped).
+    ``work`` names the options whose work budget would end it first."""
+    return Finding(False, f"stopped: time — {doing} ran past the time limit of {cfg.time_limit:g} s per clause "
+                   f"(--time-limit); no verdict: raise --time-limit, or lower {work} so that a work budget ends it "
+                   "first (a hang that draws no randomness is bounded only by time)", stopped=True, witness=witness)
 
 
 def params_json(params: dict) -> str:
@@ -198,10 +242,10 @@ def _build(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConfig) 
 def _construct(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConfig) -> tuple[Any, Finding]:
     """The guarded measurement for valid ``params``, or None and the ``construct`` failure."""
     try:
-        with deadline(cfg.clause_seconds):
+        with deadline(cfg.time_limit):
             raw = _build(spec, ctor, params, cfg)
     except DeadlineExceeded:
-        return None, Finding(False, f"the constructor did not return within {cfg.clause_seconds:g} s", undecided=True)
+        return None, time_stop(cfg, "the constructor")
     except SystemExit as e:
         return None, Finding(False, f"the constructor called sys.exit({e.code!r})")
     except Exception as e:  # noqa: BLE001
@@ -215,7 +259,7 @@ def _construct(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConf
 
 
 class _Clauses:
-    """Runs clause functions for one parameter set: each under the time budget, errors contained."""
+    """Runs clause functions for one parameter set: each under the time limit, errors contained."""
 
     def __init__(self, params: dict, cfg: RunConfig):
         self.params, self.cfg = params, cfg
@@ -227,17 +271,20 @@ class _Clauses:
         self.current = None
         progress.note(", ".join(names))
         try:
-            with deadline(self.cfg.clause_seconds):
+            with deadline(self.cfg.time_limit):
                 self.out.update(fn())
             return True
         except DeadlineExceeded:
-            where = {} if self.current is None else {"x": show(self.current)}
-            f = Finding(False, f"undecided: budget — {self.cfg.clause_seconds:g} s per clause spent"
-                        + (f" while evaluating M({show(self.current)!r})" if self.current is not None else "")
-                        + (f"; the audit samples the code {self.cfg.audit_samples} times per input: slow code "
-                           "needs a larger --time-budget" if names == ("audit.distribution",) else ""),
-                        undecided=True, witness=where or None)
+            where = None if self.current is None else {"x": show(self.current)}
+            doing = ", ".join(names) + (f" evaluating M({show(self.current)!r})" if self.current is not None else "")
+            if names == ("audit.distribution",):
+                f = time_stop(self.cfg, f"{doing} (sampling the code {self.cfg.audit_samples} times per audited input)",
+                              work="--samples", witness=where)
+            else:
+                f = time_stop(self.cfg, doing, witness=where)
             self.out.update({n: f for n in names})
+        except ReplayMismatch as e:  # the code keeps state between calls: a finding about it, decided exactly
+            self.out.update(dict.fromkeys(names, state_kept_finding(self.current, e)))
         except Exception as e:  # noqa: BLE001 - one parameter set's engine failure must not end the run
             self.out["engine"] = Finding(False, f"engine error in {', '.join(names)}: {type(e).__name__}: {e}",
                                          witness={"x": show(self.current)} if self.current is not None else None)
@@ -275,27 +322,24 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
     dists: dict[Any, dict] = {}
     container: list[Finding] = []
     foreign: list[str] = []
+    stateful: list[Finding] = []  # replaying the same choices gave other paths (no foreign source seen)
 
     budget_hit: list[str] = []
     laws: dict[Any, Law] = {}
     product: list = []  # the product structure of a bit vector too costly to enumerate path by path, once sought
-    # each input's share of the clause budget: enumeration stops in time with a stated residual
-    share = None if cfg.clause_seconds is None else 0.9 * cfg.clause_seconds / max(1, len(inputs))
 
     def enumerate_all() -> dict[str, Finding]:
-        # the clause's time is shared among the inputs still to enumerate: what one leaves unspent goes to the rest
-        end = None if share is None else time.monotonic() + share * len(inputs)
         with watch_foreign_randomness(m.inner) as use:
             try:
-                for i, x in enumerate(inputs):
+                for x in inputs:
                     c.current = x
                     key = freeze(x)
-                    seconds = None if end is None else max(share / 10, (end - time.monotonic()) / (len(inputs) - i))
                     # the unguarded measurement: the enumerator records sys.exit as an outcome itself, and
                     # an extra wrapper frame would hide rejection loops from its state fingerprints
                     law = None if not product else _product_law(m, x, product)
                     if law is None:
-                        law = enumerate_law(m.inner, x, budget=cfg.budget, seconds=seconds)
+                        law = enumerate_law(m.inner, x, budget=cfg.budget, max_depth=cfg.max_depth,
+                                            max_steps=cfg.max_steps)
                         if not product and (law.paths > PRODUCT_FROM_PATHS or not law.complete):
                             # many paths per input (several coins per bit: 4^k): seek the product structure, and
                             # use it for the other inputs if it gives this input's enumerated law exactly
@@ -314,10 +358,8 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
                     laws[key], dists[key] = law, law.dist
             except EnumerationBudgetExceeded as e:
                 budget_hit.append(f"undecided: budget — {e} (input {show(c.current)!r})")
-            except AssertionError as e:  # replayed choices led elsewhere: state kept between calls
-                if "path probabilities sum" not in str(e):
-                    raise
-                foreign.append(f"state kept between calls (replaying the same choices gave other paths: {e})")
+            except ReplayMismatch as e:  # replayed choices led elsewhere: state kept between calls, or foreign draws
+                stateful.append(state_kept_finding(c.current, e))
         foreign.extend(use.sources)
         return {}
 
@@ -334,6 +376,8 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             det = Finding(False, "the function draws randomness outside vetdp's primitives ("
                           + ", ".join(foreign) + "), so exact enumeration does not apply",
                           witness={"sources": foreign})
+        elif stateful:  # no foreign source to audit instead: the code keeps state, a finding decided exactly
+            det = stateful[0]
         elif product and product[0] is not None:
             how = ("for each input, one run with symbolic draws shows" if product[0] is _PER_INPUT else
                    "one symbolic run shows")
@@ -347,9 +391,10 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
                 else inputs
             c.run(("randomness.through_primitives",), lambda: {"randomness.through_primitives":
                                                                deterministic_given_choices(m.inner, again, laws,
-                                                                                           cfg.budget, share)})
+                                                                                           _budgets(cfg))})
             det = c.out.pop("randomness.through_primitives", det)
-        if not det.ok and cfg.fallback_opaque:
+        # state kept between calls is decided here, exactly; a stopped check has no verdict to fall back from
+        if not det.ok and cfg.fallback_opaque and not det.stopped and not det.message.startswith(STATE_KEPT):
             _opaque(spec, m, params, inputs, cfg, c, audit_beta)
             c.out["randomness.through_primitives"] = Finding(
                 True, f"{det.message}; checked as opaque code instead (map against the exact law, samples audited)",
@@ -586,11 +631,13 @@ def _exact_clauses(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, cfg
           lambda: privacy_with_residual(spec, m, laws, params))
     residual = max(k.residual for k in laws.values())
     reasons = sorted({k.stop_reason for k in laws.values() if not k.complete})
-    stopped = [(x, k) for x, k in laws.items() if k.stop_reason in ("time", "budget")]
-    if stopped:  # say that the budget ended the enumeration, and where
+    stopped = [(x, k) for x, k in laws.items() if k.stop_reason == "budget"]
+    if stopped:  # say that the work budget ended the enumeration, where, and which option raises it
         x, k = max(stopped, key=lambda item: item[1].residual)
-        why = (f"undecided: budget — enumerating M({show(raw[x])!r}) stopped on {k.stop_reason} after {k.paths} "
-               f"paths with unexplored mass {_mass(k.residual)}")
+        why = (f"undecided: budget — enumerating M({show(raw[x])!r}) ended on its work budget after {k.paths} "
+               f"paths and {k.choices} random choices, the deepest run {k.depth} (budgets: {cfg.budget} paths per "
+               f"pass, --max-paths; {cfg.max_steps} choices in all, --max-steps; {cfg.max_depth} per run, "
+               f"--max-choices) with unexplored mass {_mass(k.residual)}")
         for name, f in list(c.out.items()):
             if f.undecided and name in ("function.law", "privacy.sound", "privacy.distance"):
                 c.out[name] = dataclasses.replace(f, message=f"{why}; {f.message}",
@@ -623,11 +670,9 @@ def _outside_truth(spec: MeasurementSpec, m: Any, params: dict, inputs: list, cf
     rejected = c.out.get("domain.rejects_outside")
     if rejected is None or rejected.ok:
         return
-    share = None if cfg.clause_seconds is None else 0.5 * cfg.clause_seconds / max(1, len(spec.outside(params)))
-
     def law_of(x: Any) -> tuple[dict | None, str]:
         if enumerable:
-            got = enumerated_laws(m.inner, [x], cfg.budget, share)
+            got = enumerated_laws(m.inner, [x], _budgets(cfg))
             if got is not None:
                 return next(iter(got.values())), "the enumerated law of the code"
         return spec_law_at(spec, params, x)
@@ -690,7 +735,7 @@ def _working_constructor(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) 
     m, built = _construct(spec, ctor, params, cfg)
     if m is not None:
         return None
-    return CheckResult(spec.name, "construct", Status.UNDECIDED if built.undecided else Status.FAIL,
+    return CheckResult(spec.name, "construct", _status(built),
                        subject=params_json(params), message=f"{built.message} (on the spec's first pinned example; "
                        "no other clause was checked)", repro=_repro(spec, cfg, params, "construct"))
 
@@ -702,10 +747,10 @@ def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterato
         repro = _repro(spec, cfg, case.params, f"precondition[{case.id}]")
         built: list = []
         try:
-            with deadline(cfg.clause_seconds):
+            with deadline(cfg.time_limit):
                 built.append(_build(spec, ctor, case.params, cfg))
         except DeadlineExceeded:
-            status, msg = Status.UNDECIDED, f"the constructor did not return within {cfg.clause_seconds:g} s"
+            status, msg = Status.STOPPED, time_stop(cfg, "the constructor").message
         except BaseException as e:  # noqa: BLE001 - SystemExit from the code under test is a finding too
             expected = case.error if isinstance(case.error, tuple) else (case.error,)
             if not isinstance(e, expected):
@@ -741,8 +786,7 @@ def _truth_beyond(spec: MeasurementSpec, raw: Any, case: Any, cfg: RunConfig) ->
         except Exception as e:  # noqa: BLE001
             return Finding(True, f"no exact truth: the spec's inputs are not defined at these parameters: "
                            f"{type(e).__name__}: {e}", skipped=True)
-        share = None if cfg.clause_seconds is None else 0.9 * cfg.clause_seconds / max(1, len(inputs))
-        dists = None if cfg.opaque else enumerated_laws(raw, inputs, cfg.budget, share)
+        dists = None if cfg.opaque else enumerated_laws(raw, inputs, _budgets(cfg))
         source = "the enumerated law of the code"
         if dists is None:
             laws: dict | None = {}
@@ -758,19 +802,23 @@ def _truth_beyond(spec: MeasurementSpec, raw: Any, case: Any, cfg: RunConfig) ->
         return beyond_preconditions_finding(spec, GuardedMeasurement(raw), params, dists, source)
 
     try:
-        with deadline(cfg.clause_seconds):
+        with deadline(cfg.time_limit):
             f = finding()
     except DeadlineExceeded:
-        f = Finding(False, f"undecided: budget — {cfg.clause_seconds:g} s spent computing the exact truth at "
-                    "these parameters", undecided=True)
+        f = time_stop(cfg, "computing the exact truth at these parameters")
     except Exception as e:  # noqa: BLE001 - the code under test or the law misbehaved: no truth, said so
         f = Finding(True, f"no exact truth at these parameters: {type(e).__name__}: {e}", skipped=True)
-    status = (Status.SKIPPED if f.skipped else Status.UNDECIDED if f.undecided else Status.PASS if f.ok
-              else Status.FAIL)
+    status = _status(f)
     return CheckResult(spec.name, name, status, subject=params_json(params), claimed=f.claimed, true=f.true,
                        slack=f.slack, witness=f.witness, message=f.message,
                        repro=None if status in (Status.PASS, Status.SKIPPED) else _repro(spec, cfg, params, name, f),
                        seconds=time.perf_counter() - t0)
+
+
+def _status(f: Finding) -> Status:
+    """The status a finding reports: stopped (no verdict) first, then skipped, undecided, pass, fail."""
+    return (Status.STOPPED if f.stopped else Status.SKIPPED if f.skipped else Status.UNDECIDED if f.undecided
+            else Status.PASS if f.ok else Status.FAIL)
 
 
 def _repro(spec: MeasurementSpec, cfg: RunConfig, params: dict, clause: str | None = None,
@@ -787,6 +835,23 @@ def _repro(spec: MeasurementSpec, cfg: RunConfig, params: dict, clause: str | No
 # ------------------------------------------------------------------ search over parameters
 
 _SEARCH = dict(database=None, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@contextlib.contextmanager
+def _shrinking_counted_in_steps() -> Iterator[None]:
+    """Hypothesis ends a shrink after five minutes of wall clock; for the block it is ended by its count of
+    shrinks only, so that the minimal example (like every other part of a verdict) does not depend on the machine's
+    speed. Without that module constant (another hypothesis version) the block changes nothing."""
+    from hypothesis.internal.conjecture import engine
+
+    saved = getattr(engine, "MAX_SHRINKING_SECONDS", None)
+    if saved is not None:
+        engine.MAX_SHRINKING_SECONDS = 10**9
+    try:
+        yield
+    finally:
+        if saved is not None:
+            engine.MAX_SHRINKING_SECONDS = saved
 
 
 def draw_params(strategy, n: int, seed: int) -> list[dict]:
@@ -806,8 +871,10 @@ def draw_params(strategy, n: int, seed: int) -> list[dict]:
     return list(drawn.values())
 
 
-def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: RunConfig, stopped: str) -> CheckResult:
-    """``search.coverage``: how many parameter sets were checked and which edges they hit (FAIL when none)."""
+def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: RunConfig, stopped: str,
+              timed_out: bool = False) -> CheckResult:
+    """``search.coverage``: how many parameter sets were checked and which edges they hit (FAIL when none; STOPPED
+    when the time limit ended the search, so that the run exits 2)."""
     edges: dict[str, int] = {}
     for p in evaluated:
         for label in (spec.edges(p) if spec.edges is not None else []):
@@ -816,7 +883,8 @@ def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: Ru
     text = (f"{n} parameter sets ({min(pinned, n)} pinned, {max(0, n - pinned)} drawn with seed {cfg.seed})"
             + (f"; edges covered: {', '.join(f'{k} ×{v}' for k, v in sorted(edges.items()))}" if edges else "")
             + (f"; {stopped}" if stopped else ""))
-    return CheckResult(spec.name, "search.coverage", Status.PASS if n else Status.FAIL, subject=f"{n} parameter sets",
+    status = Status.STOPPED if timed_out else Status.PASS if n else Status.FAIL
+    return CheckResult(spec.name, "search.coverage", status, subject=f"{n} parameter sets",
                        message=text if n else "no parameter set was checked: the search covered nothing",
                        witness={"parameter_sets": n, "edges": edges} if n else None)
 
@@ -831,8 +899,9 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                            only_params: dict | None = None, runner: Any = None) -> Iterator[CheckResult]:
     """Yield a CheckResult per precondition row, per postcondition clause, and the search's coverage.
 
-    Every parameter set is evaluated in isolation: a crash, a hang (``cfg.clause_seconds``) or a
-    ``sys.exit`` in the code under test becomes a failing clause and the run goes on. ``runner`` (a
+    Every parameter set is evaluated in isolation: a crash or a ``sys.exit`` in the code under test becomes a
+    failing clause and the run goes on; a hang ends at ``cfg.time_limit`` as a stopped clause, and the search
+    stops there (search.coverage is then stopped too, so that the run exits 2). ``runner`` (a
     :class:`vetdp.distributed.TaskRunner`) evaluates the parameter sets where it runs its tasks, e.g. on a Dask
     cluster; the stop rules are then applied to the results in the same order, so the report is the serial one.
     """
@@ -874,35 +943,41 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
         return cache[key]
 
     hung = 0
+    timed_out = False
     for i, p in enumerate(candidates):
-        if cfg.run_seconds is not None and time.perf_counter() - t0 > cfg.run_seconds and i >= 1:
-            stopped = f"search stopped after {cfg.run_seconds:g} s: {len(candidates) - i} parameter sets not checked"
-            break
-        if hung >= 2:  # every further parameter set would likely spend the whole budget too
-            stopped = (f"search stopped: the time budget was spent on {hung} parameter sets; "
+        if hung >= 2:  # every further parameter set would likely spend the whole work budget too
+            stopped = (f"search stopped: the work budget was spent on {hung} parameter sets; "
                        f"{len(candidates) - i} not checked")
             break
         progress.step("parameter set", i + 1, len(candidates), params_json(p))
+        findings = run(p)
+        if any(f.stopped for f in findings.values()):  # a hang: every further set would likely hang too
+            timed_out = True
+            stopped = (f"stopped: time — the time limit (--time-limit {cfg.time_limit:g} s per clause) fired on "
+                       f"parameter set {i + 1}; {len(candidates) - i - 1} not checked")
+            break
         # a scale example that spends its budget says nothing about the small drawn sets still to come
         hung += params_json(p) not in scale and any(f.undecided and f.message.startswith("undecided: budget")
-                                                    for f in run(p).values())
+                                                    for f in findings.values())
     clauses = sorted({c for findings in cache.values() for c in findings})
     minimal: dict[str, dict] = {}
     for clause in clauses:
         not_ok = [k for k, f in cache.items() if clause in f and not f[clause].ok]
         if not not_ok:
             continue
-        # a definite failure anywhere outranks an undecided set (which would otherwise hide it)
-        definite = [k for k in not_ok if not cache[k][clause].undecided]
+        # a definite failure anywhere outranks an undecided or stopped set (which would otherwise hide it)
+        definite = [k for k in not_ok if not cache[k][clause].undecided and not cache[k][clause].stopped]
         failing = [originals[k] for k in (definite or not_ok)]
         # the simplest failing set already checked (short JSON: few categories, short vectors, round numbers);
         # with --deep, hypothesis then searches for a smaller one
         example = min(failing, key=lambda p: (len(params_json(p)), params_json(p)))
         if cfg.deep and only_params is None and not stopped and clause != "audit.distribution":
             try:
-                example = find(spec.params(cfg.deep), lambda p, c=clause: c in run(p) and not run(p)[c].ok,
-                               settings=settings(max_examples=cfg.examples, derandomize=False, **_SEARCH),
-                               random=random.Random(cfg.seed))  # a seeded search order, not a randomness source
+                with _shrinking_counted_in_steps():
+                    example = find(spec.params(cfg.deep), lambda p, c=clause: c in run(p) and not run(p)[c].ok,
+                                   settings=settings(max_examples=cfg.examples, derandomize=False,
+                                                     report_multiple_bugs=False, **_SEARCH),
+                                   random=random.Random(cfg.seed))  # a seeded search order, not a randomness source
             except (NoSuchExample, Unsatisfiable):
                 pass
         minimal[clause] = example
@@ -914,7 +989,7 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
         if clause in minimal:
             p = minimal[clause]
             f = run(p)[clause]
-            status = Status.UNDECIDED if f.undecided else Status.FAIL
+            status = _status(f)
             if clause == "privacy.tight" and status is Status.FAIL:
                 status = cfg.loose_map
             yield CheckResult(spec.name, clause, status, subject=params_json(p), claimed=f.claimed, true=f.true,
@@ -948,4 +1023,4 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                               claimed=worst.claimed if worst else None, true=worst.true if worst else None,
                               slack=worst.slack if worst else None, message=msg,
                               seconds=elapsed / max(1, len(clauses)))
-    yield _coverage(spec, list(originals.values()), pinned, cfg, stopped)
+    yield _coverage(spec, list(originals.values()), pinned, cfg, stopped, timed_out)

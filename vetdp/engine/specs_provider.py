@@ -29,8 +29,11 @@ def check_specs(options: CheckOptions, specs: Sequence[MeasurementSpec | Estimat
     """Yield the selected results of every spec of ``specs`` (default: the active project's, see
     :func:`vetdp.engine.spec.discover_specs`) whose names ``options`` selects; an engine failure is an ERROR
     result, never an exception."""
+    budgets = {name: value for name, value in (("budget", options.max_paths), ("max_depth", options.max_choices),
+                                               ("max_steps", options.max_steps), ("time_limit", options.time_limit))
+               if value is not None}
     cfg = RunConfig(deep=options.deep, seed=options.seed,
-                    loose_map=Status.WARNING if options.loose_map_warns else Status.FAIL)
+                    loose_map=Status.WARNING if options.loose_map_warns else Status.FAIL, **budgets)
     for spec in (discover_specs() if specs is None else specs):
         if not any(options.selected(name) for name in spec_check_names(spec)):
             continue

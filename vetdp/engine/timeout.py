@@ -1,10 +1,14 @@
-"""Time budgets for code under test: a block that runs too long is interrupted, never left to hang.
+"""The wall-clock safety limit for code under test: a block that runs too long is interrupted, never left to hang.
+
+Verdicts are decided by work budgets (:mod:`vetdp.engine.budgets`); this limit only stops code that hangs without
+drawing randomness, which no work budget can bound. Whoever arms it reports its firing as *stopped* (no verdict,
+exit 2), never as a pass, a failure or "undecided".
 
 :func:`deadline` arms ``SIGALRM`` (main thread only) and raises :class:`DeadlineExceeded` inside
-the running code when the budget is spent. The exception derives from ``BaseException`` so that
+the running code when the limit is reached. The exception derives from ``BaseException`` so that
 the code under test's ``except Exception`` does not swallow it, and the alarm re-fires every
 ``REFIRE`` seconds until the block is left, so a bare ``except:`` only delays it. Deadlines nest:
-each block is interrupted by its own budget or by an enclosing one, and the exception names
+each block is interrupted by its own limit or by an enclosing one, and the exception names
 which (``exc.budget is token``).
 """
 
@@ -18,11 +22,11 @@ from collections.abc import Iterator
 
 __all__ = ["DeadlineExceeded", "Budget", "deadline"]
 
-REFIRE = 0.25  # seconds between repeated alarms once a budget is spent
+REFIRE = 0.25  # seconds between repeated alarms once a limit is reached
 
 
 class Budget:
-    """One armed time budget (the token a :class:`DeadlineExceeded` names)."""
+    """One armed time limit (the token a :class:`DeadlineExceeded` names)."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
@@ -33,10 +37,10 @@ class Budget:
 
 
 class DeadlineExceeded(BaseException):
-    """The time budget ``budget`` was spent inside a :func:`deadline` block."""
+    """The time limit ``budget`` was reached inside a :func:`deadline` block."""
 
     def __init__(self, budget: Budget):
-        super().__init__(f"time budget of {budget.seconds:g} s exceeded")
+        super().__init__(f"time limit of {budget.seconds:g} s exceeded")
         self.budget = budget
 
 
@@ -47,7 +51,7 @@ def _on_alarm(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
     now = time.monotonic()
     expired = [b for b in _active if b.end <= now]
     if expired:
-        raise DeadlineExceeded(expired[0])  # the outermost expired budget
+        raise DeadlineExceeded(expired[0])  # the outermost expired limit
     _arm()
 
 
@@ -61,7 +65,7 @@ def _arm() -> None:
 
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[Budget | None]:
-    """Interrupt the block with :class:`DeadlineExceeded` after ``seconds`` (None: no budget).
+    """Interrupt the block with :class:`DeadlineExceeded` after ``seconds`` (None: no limit).
 
     Only the main thread can be interrupted; elsewhere the block runs unbounded (yields None).
     """

@@ -1,0 +1,26 @@
+"""The default budgets of every check, in one place (imported by the engine and by the command line, cheaply).
+
+A verdict depends on the code and these budgets only: each is counted in work (paths, random choices, samples,
+parameter sets), never in seconds, so a loaded CI runner and an idle laptop give the same verdict. The one
+wall-clock limit, :data:`DEFAULT_TIME_LIMIT`, is a safety net for code that hangs without drawing randomness: when
+it fires, the check is *stopped* (no verdict, exit 2), never passed, failed or undecided.
+
+The defaults leave a wide margin over what the bundled specs, the examples and the mutants need
+(``python benchmarks/bench_work.py`` prints the work each needs against these budgets).
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_MAX_CHOICES", "BEST_FIRST_MAX_CHOICES", "DEFAULT_MAX_STEPS", "DEFAULT_TIME_LIMIT",
+           "CHAIN_WORK"]
+
+DEFAULT_BUDGET = 200_000  # runs of the function per input and enumeration pass (--max-paths)
+DEFAULT_MAX_CHOICES = 10_000  # choices in one run of the exhaustive pass; deeper trees go best-first
+BEST_FIRST_MAX_CHOICES = 100_000  # choices in one run (--max-choices); a deeper run's mass stays residual
+# random choices per input over all runs, replayed prefixes included (--max-steps): the enumeration's total work,
+# which a deep tree makes quadratic in its depth (a loop of n coins explored best-first: about n²/2)
+DEFAULT_MAX_STEPS = 20_000_000
+# the buffling category chains' work (--chain-work): multiply-adds of their convolutions and binomial windows over
+# all refining passes; a pass that would go past it is abandoned for the bracket already certified
+CHAIN_WORK = 10**12
+DEFAULT_TIME_LIMIT = 600.0  # seconds of wall clock per clause and parameter set (--time-limit): a safety net only
