@@ -188,16 +188,21 @@ def test_privacy_where_the_grid_laws_do_not_reach_delta_still_gives_the_certifie
 
 def test_privacy_beyond_every_certified_method_says_so_in_one_line(tmp_path):
     # k = 12, m = 1000: the grid laws do not reach δ even at r_cap = 2^40 and the chains' first pass does not fit a
-    # one-second budget; the command exits 2 naming both limits and the option that raises the second
-    r = run(["privacy", "--n-pub", "12", "--n-bit", "1000", "--flip-prob", "0.1", "--time-budget", "1"])
+    # budget of 10^6 multiply-adds; the command exits 2 naming both limits and the option that raises the second
+    r = run(["privacy", "--n-pub", "12", "--n-bit", "1000", "--flip-prob", "0.1", "--chain-work", "1e6"])
     assert r.exit_code == 2, r.output
     assert "no certified bracket" in r.output and "r-cap = 2^40" in r.output
-    assert "time budget of 1 s" in r.output and "raise --time-budget" in r.output
+    assert "work budget of 1e+06 multiply-adds" in r.output and "raise --chain-work" in r.output
+
+
+def test_privacy_refuses_the_removed_time_budget_naming_the_work_budget():
+    r = run(["privacy", "--n-pub", "8", "--n-bit", "1000", "--flip-prob", "0.1", "--time-budget", "5"])
+    assert r.exit_code == 2 and "--time-budget=5 was removed" in r.output and "--chain-work" in r.output
 
 
 def test_privacy_at_eight_publishers_gives_a_certified_bracket(tmp_path):
     # k = 8, m = 1000 (beyond the seed's grid) used to end in exit 2: a chain bucket wider than the columns left
     # named a count of 4.6e9 columns, whose binomial window failed. Capped, the chains certify a bracket; a refining
-    # pass that would not end within the budget is not begun
-    lo, hi = _chain_bracket(tmp_path, ["--n-pub", "8", "--n-bit", "1000", "--flip-prob", "0.1", "--time-budget", "5"])
+    # pass that would go past the work budget is abandoned for the bracket already certified
+    lo, hi = _chain_bracket(tmp_path, ["--n-pub", "8", "--n-bit", "1000", "--flip-prob", "0.1", "--chain-work", "1e9"])
     assert 10 < lo < hi <= 8 * math.log(9) * (1 + 1e-12)  # at most the pure ε of eight coordinates of ratio 9

@@ -394,10 +394,10 @@ def test_chain_laws_bound_the_loss_from_both_sides():
 
 def test_chain_reaches_the_seed_scale_where_the_coupling_was_loose():
     """k = 4, m = 10⁶, p = 0.2: the coupled grid laws gave 5.6% width; the chains give < 1%."""
-    from vetdp.buffling.category_chain import chain_epsilon
+    from vetdp.buffling.category_chain import CHAIN_WORK, chain_epsilon
 
     r = chain_epsilon(4, 10**6, 0.2, 1e-6)
-    assert r.relative_width <= 0.01 and r.seconds < 60
+    assert r.relative_width <= 0.01 and 0 < r.products <= CHAIN_WORK / 1000  # work, counted: the same anywhere
     c = many_bf_epsilon(many_bf_distribution(4, 10**6, 0.2), 1e-6)  # the older bracket must overlap
     assert c.hockey_upper - c.hockey_lower > 3 * (r.upper - r.lower)
     assert c.hockey_lower <= r.upper and r.lower <= c.hockey_upper
@@ -409,11 +409,24 @@ def test_category_chain_public_names_exist():
     assert cc.__all__ and all(hasattr(cc, name) for name in cc.__all__)
 
 
-def test_chain_time_budget_is_validated_and_a_first_pass_past_it_raises():
+def test_chain_work_budget_is_validated_and_a_first_pass_past_it_raises():
     from vetdp.buffling.category_chain import ChainBudgetExceeded, chain_epsilon
 
     for bad in (0, -1.0, math.inf, math.nan, "5", True):
-        with pytest.raises(ValueError, match="seconds="):
-            chain_epsilon(4, 1000, 0.1, 1e-6, seconds=bad)
-    with pytest.raises(ChainBudgetExceeded, match="time budget of 1e-06 s before a first bracket"):
-        chain_epsilon(12, 1000, 0.1, 1e-6, seconds=1e-6)
+        with pytest.raises(ValueError, match="work="):
+            chain_epsilon(4, 1000, 0.1, 1e-6, work=bad)
+    with pytest.raises(ChainBudgetExceeded, match="work budget of 1e\\+06 multiply-adds ran out before a first"):
+        chain_epsilon(12, 1000, 0.1, 1e-6, work=1e6)
+
+
+def test_chain_refinement_is_decided_by_counted_work_not_by_the_machine():
+    from vetdp.buffling.category_chain import chain_epsilon
+
+    first = chain_epsilon(3, 60, 0.2, 1e-6, passes=1)
+    full = chain_epsilon(3, 60, 0.2, 1e-6, passes=3)
+    assert full.products > first.products and full.upper - full.lower < first.upper - first.lower
+    assert chain_epsilon(3, 60, 0.2, 1e-6, passes=3).products == full.products  # the same count
+    # a budget one short of the refinement: the refining pass is abandoned, the first pass's bracket stands
+    cut = chain_epsilon(3, 60, 0.2, 1e-6, passes=3, work=full.products - 1)
+    assert (cut.lower, cut.upper) != (full.lower, full.upper) and cut.products <= full.products - 1
+    assert cut.lower <= full.lower <= full.upper <= cut.upper

@@ -30,9 +30,8 @@ from vetdp.buffling.many_bf import ManyBFDistribution, U
 from vetdp.core.validation import check_int
 
 CHAIN_TARGET = 0.008  # certified_epsilon runs the category chains where the grid laws are wider than this
-CHAIN_SECONDS = 120.0  # the chains' default time budget (the seed's grid needs at most 15 s a point)
 
-__all__ = ["CHAIN_SECONDS", "CHAIN_TARGET", "DeltaBounds", "EpsilonBounds", "EpsilonBracket", "certified_epsilon",
+__all__ = ["CHAIN_TARGET", "DeltaBounds", "EpsilonBounds", "EpsilonBracket", "certified_epsilon",
            "many_bf_delta",
            "many_bf_epsilon"]
 
@@ -190,7 +189,7 @@ def many_bf_epsilon(dist: ManyBFDistribution, delta: float) -> EpsilonBounds:
 
 def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: int = 20,
                       r_cap: float = 128.0, prefix_limit: int = PREFIX_LIMIT,
-                      chain_seconds: float | None = CHAIN_SECONDS) -> EpsilonBracket:
+                      chain_work: float | None = None) -> EpsilonBracket:
     """Certified ``lower <= ε(δ) <= upper`` (hockey-stick) for the heuristic pair, by the finest method that fits.
 
     In order: exact enumeration of every logo count (:func:`vetdp.buffling.logo_counts.exact_epsilon`, floats
@@ -201,7 +200,9 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     the grid does not reach δ), and where their bracket is wider than ``CHAIN_TARGET`` (0.8%) the monotone category
     chains (:func:`vetdp.buffling.category_chain.chain_epsilon`), intersected with the grid laws' bracket when both
     exist. ArithmeticError when neither gives a bracket (:class:`~vetdp.buffling.category_chain.ChainBudgetExceeded`
-    when the chains ran out of time). ``chain_seconds``: the chains' time budget (None: none).
+    when the chains' work budget ran out). ``chain_work``: the chains' budget of multiply-adds (None: the default
+    :data:`~vetdp.buffling.category_chain.CHAIN_WORK`). Every budget here is work: the bracket never depends on
+    the machine's speed.
     """
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     d = check_delta(delta)
@@ -212,7 +213,7 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
     r = conditional_epsilon(k, m, p, d, limit=check_int("prefix_limit", prefix_limit, lo=1, hi=10**8))
     if r is not None:
         return r
-    from vetdp.buffling.category_chain import ChainBudgetExceeded, chain_epsilon
+    from vetdp.buffling.category_chain import CHAIN_WORK, ChainBudgetExceeded, chain_epsilon
     from vetdp.buffling.many_bf import many_bf_distribution
 
     grid: tuple[float, float, int] | None = None
@@ -231,17 +232,18 @@ def certified_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, gr
         return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
     failure: type[ArithmeticError] = ArithmeticError
     try:
-        c, chain_failure = chain_epsilon(k, m, p, d, target=CHAIN_TARGET, seconds=chain_seconds), \
+        c, chain_failure = chain_epsilon(k, m, p, d, target=CHAIN_TARGET,
+                                         work=CHAIN_WORK if chain_work is None else chain_work), \
             "exceed their cell limit"
-    except ArithmeticError as why:  # out of time, or a numerical limit of the binomial windows: no chain bracket
+    except ArithmeticError as why:  # out of work, or a numerical limit of the binomial windows: no chain bracket
         c, chain_failure = None, f"failed ({why})"
         failure = type(why) if isinstance(why, ChainBudgetExceeded) else ArithmeticError
     if c is None:
-        if grid is None:  # ChainBudgetExceeded when more time would have helped
+        if grid is None:  # ChainBudgetExceeded when more work would have helped
             raise failure(f"no certified bracket for n_pub={k} n_bit={m} flip_prob={p}: the grid laws do not reach "
                           f"this δ even at r_cap = 2^40 and the category chains {chain_failure}")
         return EpsilonBracket(k, m, p, d, grid[0], grid[1], "coupling", grid[2], time.perf_counter() - start)
     if grid is not None:  # two certified brackets: their intersection is one
         lo, hi = max(c.lower, grid[0]), min(c.upper, grid[1])
-        return EpsilonBracket(k, m, p, d, lo, hi, "chain", c.work, time.perf_counter() - start)
-    return EpsilonBracket(k, m, p, d, c.lower, c.upper, "chain", c.work, time.perf_counter() - start)
+        return EpsilonBracket(k, m, p, d, lo, hi, "chain", c.work, time.perf_counter() - start, c.products)
+    return EpsilonBracket(k, m, p, d, c.lower, c.upper, "chain", c.work, time.perf_counter() - start, c.products)

@@ -50,17 +50,32 @@ from vetdp.buffling._common import (
 )
 from vetdp.buffling.logo_counts import EpsilonBracket, _search
 from vetdp.buffling.one_bf_delta import TAIL_FLOOR, _binomial_window, _gamma
+from vetdp.engine.budgets import CHAIN_WORK
 
-__all__ = ["CELL_LIMIT", "ChainBudgetExceeded", "ChainLaw", "chain_delta", "chain_epsilon", "chain_laws"]
+__all__ = ["CELL_LIMIT", "CHAIN_WORK", "ChainBudgetExceeded", "ChainLaw", "ChainWork", "chain_delta", "chain_epsilon",
+           "chain_laws"]
 
 U = 2.0**-53
-_PRODUCTS_PER_SECOND = 4e9  # direct convolution's speed, generously: one that would end past the deadline is not begun
 CELL_LIMIT = 30_000_000  # cells held over all rows of a chain at once (about 240 MB of float64)
 
 
 class ChainBudgetExceeded(ArithmeticError):
-    """The chains ran past their time budget before a first certified bracket (an ArithmeticError: no chain bracket,
-    as for their numerical limits)."""
+    """The chains' work budget ran out before a first certified bracket (an ArithmeticError: no chain bracket, as
+    for their numerical limits)."""
+
+
+class ChainWork:
+    """Multiply-adds done by the chains, against a budget (None: unbounded): the same on every machine."""
+
+    def __init__(self, limit: float | None):
+        self.limit, self.done = limit, 0
+
+    def charge(self, n: int) -> None:
+        """Count ``n`` more multiply-adds, or raise :class:`ChainBudgetExceeded` (before doing them) when they would
+        take the total past the budget."""
+        if self.limit is not None and self.done + n > self.limit:
+            raise ChainBudgetExceeded(f"the category chains' work budget of {self.limit:.3g} multiply-adds ran out")
+        self.done += n
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,13 +160,14 @@ def _trim(off: int, vals: np.ndarray, floor: float) -> tuple[int, np.ndarray, fl
 
 
 def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, floor: float = 1e-30,
-               cell_limit: int = CELL_LIMIT, deadline: float | None = None) -> ChainLaw | None:
+               cell_limit: int = CELL_LIMIT, work: ChainWork | None = None) -> ChainLaw | None:
     """The upper (``upper=True``) or lower chain's law of R on the grid of spacing ``h`` (module docstring).
 
     ``floor``: binomial windows end and row ends are trimmed below it (the mass is charged). None when more than
-    ``cell_limit`` cells would be held at once. ``deadline`` (time.monotonic()): :class:`ChainBudgetExceeded` once
-    it has passed, checked per source row.
+    ``cell_limit`` cells would be held at once. ``work`` counts the multiply-adds of the binomial windows and the
+    convolutions, and raises :class:`ChainBudgetExceeded` before one that would take it past its budget.
     """
+    work = work if work is not None else ChainWork(None)
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     floor = max(float(floor), 1e-280)
     if not (h > 0 and math.frexp(h)[0] == 0.5):
@@ -175,12 +191,11 @@ def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, 
         step_rel, widest = 0.0, 1
         plans = []  # per source row: (offset, values, bucket indices, shifts, window values)
         for n, (off, vals) in rows.rows.items():
-            if deadline is not None and time.monotonic() > deadline:
-                raise ChainBudgetExceeded("the category chains ran past their time budget")
             key = (n, y)
             if key not in cache:
                 cache[key] = _binomial_window(n, a, den - a, den, pmf_floor)
             win = cache[key]
+            work.charge(win.values.size + vals.size)
             step_rel = max(step_rel, win.rel)
             widest = max(widest, win.values.size)
             mass = float(vals.sum()) * (1 + _gamma(vals.size + 1))
@@ -202,8 +217,7 @@ def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, 
                 s_run = sh[lo_i:hi_i]
                 s0 = int(s_run.min())
                 kern = np.bincount(s_run - s0, weights=wv[lo_i:hi_i])  # each entry: <= widest window values
-                if deadline is not None and time.monotonic() + vals.size * kern.size / _PRODUCTS_PER_SECOND > deadline:
-                    raise ChainBudgetExceeded("the category chains ran past their time budget")
+                work.charge(vals.size * kern.size)
                 res = np.convolve(vals, kern)  # direct: each entry a sum of <= len(vals) products
                 c0 = off + s0 - c_lo
                 grid[int(bucket[lo_i]) - b_lo, c0: c0 + res.size] += res
@@ -285,23 +299,24 @@ def _pow2_below(x: float) -> float:
 
 
 def chain_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, target: float = 0.008,
-                  cell_limit: int = CELL_LIMIT, passes: int = 3, seconds: float | None = None) -> EpsilonBracket | None:
+                  cell_limit: int = CELL_LIMIT, passes: int = 3, work: float | None = CHAIN_WORK
+                  ) -> EpsilonBracket | None:
     """Certified ε(δ) bracket of the heuristic pair by the category chains (module docstring).
 
     The grid is refined (at most ``passes`` times) until the bracket's relative width is <= ``target``; the last
     bracket is returned even when wider. None when even the first grid needs more than ``cell_limit`` cells.
-    ``seconds``: a time budget; a finer pass that runs past it is abandoned for the bracket already certified, and
-    :class:`ChainBudgetExceeded` is raised when the first pass does.
+    ``work``: the budget of multiply-adds over all passes (None: none); a finer pass that would go past it is
+    abandoned for the bracket already certified, and :class:`ChainBudgetExceeded` is raised when the first pass
+    would. The bracket's ``products`` says how many were done: the result never depends on the machine's speed.
     """
     k, m, p = check_n_pub(n_pub), check_n_bit(n_bit), check_flip_prob(flip_prob)
     d = check_delta(delta)
-    if seconds is not None and not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
-                                    and 0 < seconds < math.inf):
-        raise ValueError(f"seconds={seconds!r} must be a finite number > 0 (or None: no time budget)")
-    deadline = None if seconds is None else time.monotonic() + seconds
+    if work is not None and not (isinstance(work, (int, float)) and not isinstance(work, bool) and 0 < work < math.inf):
+        raise ValueError(f"work={work!r} must be a finite number of multiply-adds > 0 (or None: no work budget)")
+    spent = ChainWork(work)
     start = time.perf_counter()
     if p == 0.5:
-        return EpsilonBracket(k, m, p, d, 0.0, 0.0, "chain", 1, time.perf_counter() - start)
+        return EpsilonBracket(k, m, p, d, 0.0, 0.0, "chain", 1, time.perf_counter() - start, 0)
     fp = Fraction(p)
     fq = 1 - fp
     w_top = float(loss_weights(k, fp)[k]) * (1 + 1e-12)
@@ -312,13 +327,13 @@ def chain_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, target
     cells = 0
     for _ in range(passes):
         try:
-            up = chain_laws(k, m, p, h, True, floor=d * 1e-14, cell_limit=cell_limit, deadline=deadline)
+            up = chain_laws(k, m, p, h, True, floor=d * 1e-14, cell_limit=cell_limit, work=spent)
             down = chain_laws(k, m, p, h, False, floor=d * 1e-14, cell_limit=cell_limit,
-                              deadline=deadline) if up else None
+                              work=spent) if up else None
         except ChainBudgetExceeded:
             if best is None:
-                raise ChainBudgetExceeded(f"the category chains ran past their time budget of {seconds:g} s "
-                                          "before a first bracket") from None
+                raise ChainBudgetExceeded(f"the category chains' work budget of {work:.3g} multiply-adds ran out "
+                                          f"before a first bracket ({spent.done:.3g} done)") from None
             break
         if up is None or down is None:
             break
@@ -331,7 +346,7 @@ def chain_epsilon(n_pub: int, n_bit: int, flip_prob: float, delta: float, target
         lo_t, hi_t = t_lo, t_up  # a later, finer pass searches inside what this one certified
         upper = 0.0 if t_up == 1.0 else inf_ln(t_up)
         lower = 0.0 if t_lo == 1.0 else max(0.0, neg_inf_ln(t_lo))
-        best = EpsilonBracket(k, m, p, d, lower, upper, "chain", cells, time.perf_counter() - start)
+        best = EpsilonBracket(k, m, p, d, lower, upper, "chain", cells, time.perf_counter() - start, spent.done)
         if best.relative_width <= target or upper == 0.0:
             break
         # the width is about proportional to h (measured): aim at 85% of the target

@@ -398,6 +398,7 @@ class EpsilonBracket:
     method: str  # "enumeration" (exact), "conditional" (closed-form last two categories), "coupling" (grid laws)
     work: int  # outcomes enumerated, prefixes kept, or grid cells
     seconds: float
+    products: int = 0  # the category chains' multiply-adds (their work budget counts these); 0 for other methods
 
     @property
     def relative_width(self) -> float:

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
-from vetdp.cli.check import dask_options, report_options, runner_scope
+from vetdp.cli.check import dask_options, removed_time_budget, report_options, runner_scope
+from vetdp.engine.budgets import CHAIN_WORK
 
 if TYPE_CHECKING:  # rich loads when a command runs, not for --help
     from rich.console import Console
@@ -211,7 +212,7 @@ def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, y_ds: 
 
 
 def _grid_task(fn: Callable) -> Callable:
-    """A task of a buffling grid: it arms no time budget (it runs in the Dask worker's thread) and travels by value
+    """A task of a buffling grid: it arms no time limit (it runs in the Dask worker's thread) and travels by value
     (a worker imports the buffling modules it uses, not every command of vetdp.cli)."""
     from vetdp.distributed import by_value, without_budgets
 
@@ -377,11 +378,13 @@ def _rows_for(m: int, p: float, y_d: int) -> list[tuple[int, str]]:
 @click.option("--simulate", "n_simu", type=Integer(0, None), default=0,
               help="also run the document's Monte Carlo with this many draws (0: none; else >= 10, memory-bounded)")
 @click.option("--seed", type=Integer(0, 2**63 - 1), default=None, help="seed of the simulation (reproducible)")
-@click.option("--time-budget", "chain_seconds", type=Real(1, 10**6), default=120.0, show_default=True,
-              help="seconds for the category chains, where they run (many publishers)")
+@click.option("--chain-work", type=Real(1e6, 1e15), default=float(CHAIN_WORK), show_default=True,
+              help="the category chains' budget of multiply-adds, where they run (many publishers): work, not "
+                   "seconds, so that the bracket is the same on any machine")
+@removed_time_budget("--chain-work N (multiply-adds)")
 @output_path("--json", "json_path", help="also write the results as JSON")
 def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: int, r_cap: float, n_simu: int,
-            seed: int | None, chain_seconds: float, json_path: str | None) -> None:
+            seed: int | None, chain_work: float, json_path: str | None) -> None:
     """Many Bloom filters: certified ε(δ) by hockey-stick and by the quantile rule (Part III)."""
     from rich.console import Console
     from rich.table import Table
@@ -413,9 +416,9 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         with err.status("certified ε(δ), the grid laws not reaching δ ...") if err.is_terminal else _nothing():
             try:
                 b = certified_epsilon(n_pub, n_bit, flip_prob, delta, grid_bits=grid_bits, r_cap=r_cap,
-                                      chain_seconds=chain_seconds)
-            except ChainBudgetExceeded as why:  # more time would have helped: say which option gives it
-                _fail(ArithmeticError(f"{why}; raise --time-budget"))
+                                      chain_work=chain_work)
+            except ChainBudgetExceeded as why:  # more work would have helped: say which option gives it
+                _fail(ArithmeticError(f"{why}; raise --chain-work"))
             except (ValueError, TypeError, ArithmeticError) as why:
                 _fail(why)
         hockey_method = {"enumeration": f"exact enumeration of {b.work} logo counts",
@@ -433,7 +436,7 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
                 finer = None if c is None else (c.lower, c.upper, f"conditional ({c.work} prefixes)")
                 if c is None and e.hockey_upper - e.hockey_lower > CHAIN_TARGET * e.hockey_upper:
                     try:  # a numerical limit of the chains: the grid laws' certified bracket stands alone
-                        c = chain_epsilon(n_pub, n_bit, flip_prob, delta, seconds=chain_seconds)
+                        c = chain_epsilon(n_pub, n_bit, flip_prob, delta, work=chain_work)
                     except ArithmeticError:
                         c = None
                     finer = None if c is None else (c.lower, c.upper, f"category chains ({c.work} cells)")
