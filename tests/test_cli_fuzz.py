@@ -2,11 +2,9 @@
 
 Each case starts from a valid, cheap invocation and replaces one option's value with something malformed (NaN,
 infinities, negatives, huge, empty, wrong types, unwritable paths) or adds an unknown option. Every such case must
-end with exit 2, a message naming the option, no traceback, within a few seconds (bad input is refused before any
+end with exit 2, a message naming the option, no traceback and no report (bad input is refused before any
 work). The default run draws a modest number of cases; ``--deep`` (the ``deep`` marker) draws many more.
 """
-
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -51,6 +49,8 @@ COMMANDS: list[tuple[list[str], dict[str, list[str]]]] = [
         "--delta": NOT_NUMBERS + ["0", "1"],
         "--grid-bits": NOT_NUMBERS + ["0", "7", "27", "64"],
         "--r-cap": NOT_NUMBERS + ["0", "1", "-5", "1e20"],
+        "--chain-work": NOT_NUMBERS + ["0", "-5", "1e3", "1e20"],
+        "--time-budget": ["120", "nan"],  # removed: refused, naming its replacement
         "--simulate": NOT_NUMBERS + ["-5", "5", "1e9", "1e12"],
         "--seed": ["-5", "abc", "nan"],
     }),
@@ -76,6 +76,11 @@ COMMANDS: list[tuple[list[str], dict[str, list[str]]]] = [
         "-k": ["", "   ", "no_such_check", "randomized_response_bool::precondition[nope]"],
         "--config": ["/nonexistent/gate.toml", ""],
         "--seed": ["abc", "nan", ""],
+        "--max-paths": NOT_NUMBERS + ["0", "-5", "2.5", "1e10"],
+        "--max-steps": NOT_NUMBERS + ["0", "-5", "1e13"],
+        "--max-choices": NOT_NUMBERS + ["0", "-5"],
+        "--time-limit": NOT_NUMBERS + ["0", "-5", "0.5", "1e7"],
+        "--time-budget": ["60", "nan", ""],  # removed: refused, naming its replacements
     }),
     (["proofs"], {
         "--proofs-dir": ["/nonexistent/proofs", "/"],
@@ -114,16 +119,13 @@ def malformed(draw, unwritable: str):
 
 
 def _check(argv: list[str], option: str) -> None:
-    t0 = time.perf_counter()
     result = CliRunner().invoke(main, argv)
-    seconds = time.perf_counter() - t0
     out = result.output
     assert result.exit_code == 2, (argv, result.exit_code, out[-600:])
     assert "Traceback" not in out, (argv, out)
     assert result.exception is None or isinstance(result.exception, SystemExit), (argv, repr(result.exception))
     assert option in out or option.lstrip("-") in out, (argv, out)
-    assert "0 checks" not in out, (argv, out)
-    assert seconds < 30, (argv, seconds)  # refused before the work, not after it
+    assert " checks: " not in out and "0 checks" not in out, (argv, out)  # refused before the work, not after it
 
 
 def _unwritable(tmp_path_factory) -> str:

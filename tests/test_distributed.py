@@ -142,8 +142,8 @@ def test_serial_handles_compute_lazily_in_the_order_asked():
         hs[1]()
 
 
-def _spin_under_a_budget(seconds):
-    """A task that spins until a SIGALRM budget (main thread only) stops it; gives up by itself 5 s later."""
+def _spin_under_a_limit(seconds):
+    """A task that spins until a SIGALRM time limit (main thread only) stops it; gives up by itself 5 s later."""
     import threading
     import time
 
@@ -157,12 +157,12 @@ def _spin_under_a_budget(seconds):
                 pass
     except DeadlineExceeded as e:
         return main, str(e)
-    return main, "the budget never fired"
+    return main, "the limit never fired"
 
 
-def test_dask_tasks_run_where_time_budgets_hold(dask_runner):
-    assert dask_runner.map(_spin_under_a_budget, [0.3, 0.4]) == [
-        (True, "time budget of 0.3 s exceeded"), (True, "time budget of 0.4 s exceeded")]
+def test_dask_tasks_run_where_the_time_limit_holds(dask_runner):
+    assert dask_runner.map(_spin_under_a_limit, [0.3, 0.4]) == [
+        (True, "time limit of 0.3 s exceeded"), (True, "time limit of 0.4 s exceeded")]
 
 
 def _in_main_thread(_):
@@ -278,15 +278,15 @@ def test_check_workers_and_scheduler_together_is_a_usage_error():
     assert res.exit_code == 2 and "not both" in res.output
 
 
-# ------------------------------------------------------------------ time budgets on Dask: verify of a hanging mutant
+# ------------------------------------------------------------------ the time limit on Dask: verify of a hanging mutant
 
-def test_verify_of_code_that_never_returns_is_undecided_on_dask_as_serially(tmp_path, address):
+def test_verify_of_code_that_never_returns_is_stopped_on_dask_as_serially(tmp_path, address):
     serial, spread = _serial_and_dask(tmp_path, main, [
         "verify", "randomized_response", "--impl", "tests.mutants.unseen_rr:linear_search_never_ends",
-        "--max-examples", "2", "--time-budget", "2"], address)
-    assert serial == spread and serial[0] == 1
-    budget = [r for r in serial[1] if r["status"] == "undecided" and "budget" in r["message"]]
-    assert budget, [(r["check"], r["status"]) for r in serial[1]]
+        "--max-examples", "2", "--time-limit", "2"], address)
+    assert serial == spread and serial[0] == 2  # stopped by the time limit: no verdict, exit 2
+    stopped = [r for r in serial[1] if r["status"] == "stopped" and r["message"].startswith("stopped: time")]
+    assert stopped, [(r["check"], r["status"]) for r in serial[1]]
 
 
 # ------------------------------------------------------------------ buffling grids on Dask

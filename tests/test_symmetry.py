@@ -200,7 +200,7 @@ def test_verify_at_t_65536_decides_by_classes(tmp_path):
     t0 = time.perf_counter()
     res = CliRunner().invoke(main, ["verify", "randomized_response", "--impl",
                                     "vetdp.impl.randomized_response:make_randomized_response",
-                                    "--params", json.dumps(params), "--time-budget", "3000", "--json", str(report)],
+                                    "--params", json.dumps(params), "--time-limit", "3000", "--json", str(report)],
                              catch_exceptions=False)
     print(f"verify at t = 65536: {time.perf_counter() - t0:.1f} s")
     assert res.exit_code == 0, res.output

@@ -18,13 +18,15 @@ an ImportError that says how to install it.
 Functions and objects travel to the workers by cloudpickle. Code loaded from a file that the
 workers cannot import (``--impl path/to/file.py:ATTR``) is shipped by value.
 
-Time budgets. :func:`vetdp.engine.timeout.deadline` interrupts code with ``SIGALRM``, which Python delivers to a
-process's main thread only, and Dask runs tasks in worker threads. So each Dask worker hands its tasks to a task
-process of its own (``budgets=True``, the default): a Python process the worker starts at its first task and
-reuses, whose main thread runs the task, so that every budget holds exactly as in a serial run and a clause that
-overruns comes back as the same "undecided: budget" finding. The task process leaves when its worker does; if it
-dies during a task (a signal, ``os._exit``, out of memory), that task raises :class:`TaskProcessDied` and the next
-task starts a new one. Functions marked :func:`without_budgets` run in the worker's thread.
+The time limit. Every verdict comes from work budgets (paths, choices, samples), which hold wherever a task runs.
+The one wall-clock limit, the safety net for code that hangs (``--time-limit``: :func:`vetdp.engine.timeout.deadline`),
+interrupts code with ``SIGALRM``, which Python delivers to a process's main thread only, and Dask runs tasks in
+worker threads. So each Dask worker hands its tasks to a task process of its own (``budgets=True``, the default): a
+Python process the worker starts at its first task and reuses, whose main thread runs the task, so that the limit
+holds as in a serial run and a clause that hangs comes back as the same "stopped: time" finding. The task process
+leaves when its worker does; if it dies during a task (a signal, ``os._exit``, out of memory), that task raises
+:class:`TaskProcessDied` and the next task starts a new one. Functions marked :func:`without_budgets` run in the
+worker's thread.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def by_value(fn: Callable) -> Callable:
 
 
 def without_budgets(fn: Callable) -> Callable:
-    """Mark ``fn`` as work that arms no time budget (e.g. an audit's sampling chunk): on Dask it then runs in the
+    """Mark ``fn`` as work that arms no time limit (e.g. an audit's sampling chunk): on Dask it then runs in the
     worker's own thread rather than in its task process (which saves that process's start and a copy of each
     result). Returns ``fn``."""
     fn.vetdp_budgets = False
@@ -129,8 +131,8 @@ _SHIPPED: set[str] = set()
 class DaskRunner(TaskRunner):
     """Calls spread over a Dask cluster; results gathered in the items' order.
 
-    ``budgets``: run each call in its worker's task process, so that SIGALRM time budgets hold (see the module
-    docstring); False runs calls in the worker's thread (for work without budgets)."""
+    ``budgets``: run each call in its worker's task process, so that the SIGALRM time limit holds (see the module
+    docstring); False runs calls in the worker's thread (for work without a time limit)."""
 
     def __init__(self, client: Any, budgets: bool = True):
         self.client = client
@@ -138,7 +140,7 @@ class DaskRunner(TaskRunner):
         info = client.scheduler_info()
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
         self.description = (f"Dask, {len(info.get('workers', {}))} workers at {info.get('address', '?')}"
-                            + ("" if self.budgets else ", time budgets not enforced"))
+                            + ("" if self.budgets else ", time limit not enforced"))
 
     def _submit(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         import cloudpickle
@@ -173,7 +175,7 @@ class DaskRunner(TaskRunner):
 
 def _call_pickled(payload: bytes, isolated: bool = False) -> Any:
     """On a worker: ``fn(item)`` for the pickled pair; ``isolated``: in the worker's task process (see
-    :class:`_TaskProcess`), whose main thread runs it, so that time budgets hold."""
+    :class:`_TaskProcess`), whose main thread runs it, so that the time limit holds."""
     import pickle
 
     if isolated and threading.current_thread() is not threading.main_thread():
@@ -327,7 +329,7 @@ def task_runner(workers: int | None = None, scheduler: str | None = None,
                 budgets: bool = True) -> Iterator[TaskRunner]:
     """A runner for the block: serial (default), a local Dask cluster of ``workers`` processes, or ``scheduler``.
 
-    ``budgets`` (Dask only): tasks run in each worker's task process so that time budgets hold (see the module
+    ``budgets`` (Dask only): tasks run in each worker's task process so that the time limit holds (see the module
     docstring). Raises ValueError for ``workers < 1``, for both options at once, or for a scheduler that cannot be
     reached; ImportError without Dask.
     """

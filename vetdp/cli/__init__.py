@@ -1,7 +1,7 @@
 """The ``vetdp`` command line. Each subcommand lives in its own module of this package.
 
 Exit codes (:class:`ExitCode`): 0 everything passed; 1 a check found a violation;
-2 bad usage or an engine error.
+2 bad usage, an engine error, or a check stopped by the wall-clock safety limit (``--time-limit``: "stopped").
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = ["main", "ExitCode", "output_path", "write_output", "Real", "Integer",
 class ExitCode(enum.IntEnum):
     OK = 0  # every check passed
     VIOLATION = 1  # at least one check failed
-    ERROR = 2  # bad usage, or the engine itself failed
+    ERROR = 2  # bad usage, the engine itself failed, or a check was stopped by the time limit (no verdict)
 
 
 class Real(click.ParamType):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vetdp import progress
-from vetdp.cli import ExitCode, output_path, write_output
+from vetdp.cli import ExitCode, Real, output_path, write_output
 from vetdp.project import PROOFS_PROVIDER, Project, ProjectError, active_project, project_scope, read_gate_file
 
 if TYPE_CHECKING:  # the engine and rich load when a command runs, not for --help
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the engine and rich load when a command runs, not for --hel
     from vetdp.engine.results import CheckResult
 
 __all__ = ["check", "run_and_report", "report_options", "project_option", "load_refs", "dask_options",
-           "runner_scope"]
+           "runner_scope", "work_budget_options", "time_limit_option", "removed_time_budget"]
 
 
 def report_options(f: Callable) -> Callable:
@@ -31,6 +31,50 @@ def report_options(f: Callable) -> Callable:
     f = output_path("--junit", "junit_path", help="Write a JUnit XML report to this file.")(f)
     f = output_path("--json", "json_path", help="Write a JSON report (schema_version 1) to this file.")(f)
     return f
+
+
+def removed_time_budget(*replacements: str) -> Callable[[Callable], Callable]:
+    """A hidden ``--time-budget`` that refuses itself (exit 2), naming what replaced it: verdicts are decided by work
+    budgets now, so a wall-clock budget that used to decide them is not silently turned into something else."""
+    def refuse(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            raise click.BadParameter(
+                f"--time-budget={value} was removed: verdicts are decided by work budgets, never by seconds, so that "
+                f"a loaded runner and an idle laptop agree; use {' or '.join(replacements)} (see README: Budgets)",
+                ctx=ctx, param=param)
+
+    return click.option("--time-budget", hidden=True, expose_value=False, callback=refuse, is_eager=True)
+
+
+def work_budget_options(f: Callable) -> Callable:
+    """The enumeration's work budgets: ``--max-paths`` (runs of the code per input and pass), ``--max-choices``
+    (random choices per run) and ``--max-steps`` (choices per input in all). Running out of one leaves a clause
+    undecided, with the options named."""
+    from vetdp.engine.budgets import BEST_FIRST_MAX_CHOICES, DEFAULT_BUDGET, DEFAULT_MAX_STEPS
+
+    f = click.option("--max-steps", type=click.IntRange(1, 10**12), default=DEFAULT_MAX_STEPS, show_default=True,
+                     help="Random choices made per input over all runs of the enumeration (replayed prefixes "
+                     "included): its total work. A deep tree costs about depth²/2.")(f)
+    f = click.option("--max-choices", type=click.IntRange(1, 10**9), default=BEST_FIRST_MAX_CHOICES,
+                     show_default=True, help="Random choices one run of the code may make while enumerating; the "
+                     "probability of a deeper run stays unexplored (code that loops forever drawing randomness is "
+                     "decided here, in work: diverges or undecided).")(f)
+    f = click.option("--max-paths", type=click.IntRange(1, 10**9), default=DEFAULT_BUDGET, show_default=True,
+                     help="Runs of the code per input (and enumeration pass) before its law is reported undecided "
+                     "with the unexplored mass.")(f)
+    return f
+
+
+def time_limit_option(f: Callable) -> Callable:
+    """``--time-limit SECONDS``: the wall-clock safety net per clause and parameter set (a hang that draws no
+    randomness); when it fires the clause is stopped (exit 2), never a verdict. ``--time-budget`` is refused."""
+    from vetdp.engine.budgets import DEFAULT_TIME_LIMIT
+
+    f = click.option("--time-limit", type=Real(1, 10**6), default=DEFAULT_TIME_LIMIT, show_default=True,
+                     help="Wall-clock seconds one clause may take on one parameter set. A safety net for code that "
+                     "hangs without drawing randomness: when it fires the clause is 'stopped' and the command exits "
+                     "2; verdicts come from the work budgets only.")(f)
+    return removed_time_budget("--max-paths/--max-steps/--max-choices (work)", "--time-limit SECONDS (safety)")(f)
 
 
 def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult]]]], *, command: str, title: str,
@@ -85,7 +129,8 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     def blocking(r: CheckResult) -> bool:
         return not any(glob_matches(pat, f"{r.spec}::{r.check}") for pat in advisory)
 
-    if any(r.status is Status.ERROR for r in results):
+    # an engine failure, or the wall-clock safety limit (--time-limit) ending a check: no verdict, exit 2
+    if any(r.status in (Status.ERROR, Status.STOPPED) for r in results):
         return ExitCode.ERROR
     if any(r.status.is_failure and blocking(r) for r in results):
         return ExitCode.VIOLATION
@@ -275,15 +320,17 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--seed", default=0, show_default=True, help="Seed for the reproducible parts of the run.")
 @z3_rlimit_option
+@work_budget_options
+@time_limit_option
 @click.option("--config", "config_path",
               help="Gate configuration file with a [gate] table (default: the project's [tool.vetdp] gate).")
 @project_option
 @dask_options
 @report_options
-def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, config_path: str | None,
-          project_dir: str | None, workers: int | None, scheduler: str | None, json_path: str | None,
-          junit_path: str | None, markdown_path: str | None) -> None:
-    """Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error.
+def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, max_paths: int, max_choices: int,
+          max_steps: int, time_limit: float, config_path: str | None, project_dir: str | None, workers: int | None,
+          scheduler: str | None, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
+    """Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error or stopped.
 
     The project is the nearest pyproject.toml with a [tool.vetdp] table (or --project DIR); without one, vetdp's
     own bundled specs. With --workers N or --scheduler ADDRESS the specs, the proofs and each provider run as
@@ -296,7 +343,9 @@ def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, con
         with project_scope(project_dir) as project:
             gate = _gate_config(config_path, project)
             options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
-                                   loose_map_warns=gate.get("loose_map", "fail") == "warn", z3_rlimit=z3_rlimit)
+                                   loose_map_warns=gate.get("loose_map", "fail") == "warn", z3_rlimit=z3_rlimit,
+                                   max_paths=max_paths, max_choices=max_choices, max_steps=max_steps,
+                                   time_limit=time_limit)
             specs = discover_specs(project)  # a spec module that cannot be imported is a usage error, up front
             load_refs(r for r in project.providers if r != PROOFS_PROVIDER)  # a broken provider too
             if pattern:

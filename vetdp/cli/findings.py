@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vetdp.cli import ExitCode, output_path, write_output
+from vetdp.cli import ExitCode, Real, output_path, write_output
 from vetdp.findings import (
     Outcome,
     RegistryError,
@@ -49,9 +49,10 @@ def _read(exit_code: int, report: Path, output: str, seconds: float) -> Outcome:
     return Outcome(exit_code, doc, "", seconds)
 
 
-def run_command(argv: Sequence[str], *, project_root: Path | None = None, timeout: float = 600.0,
+def run_command(argv: Sequence[str], *, project_root: Path | None = None, timeout: float = 1800.0,
                 cwd: Path | None = None) -> Outcome:
-    """Run ``vetdp ARGV --json TMP`` in a fresh interpreter (isolated: its own modules, global state and time-out;
+    """Run ``vetdp ARGV --json TMP`` in a fresh interpreter (isolated: its own modules, global state and a wall-clock
+    safety limit of ``timeout`` seconds, which stops the command: no verdict, reported as a failed command;
     ``-P`` keeps a source tree in the working directory from shadowing the installed vetdp) and read its report.
     ``cwd``: the folder relative paths in ARGV are read from (the registry's project root)."""
     with tempfile.TemporaryDirectory(prefix="vetdp-findings-") as tmp:
@@ -63,7 +64,8 @@ def run_command(argv: Sequence[str], *, project_root: Path | None = None, timeou
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd)
         except subprocess.TimeoutExpired:
-            return Outcome(-1, None, f"timed out after {timeout:g} s", time.perf_counter() - t0)
+            return Outcome(-1, None, f"stopped: time — the command ran past the time limit of {timeout:g} s "
+                           "(--time-limit); no verdict: raise --time-limit", time.perf_counter() - t0)
         return _read(proc.returncode, report, proc.stderr or proc.stdout or "", time.perf_counter() - t0)
 
 
@@ -155,11 +157,13 @@ def _table(verdicts: list, out: Console) -> None:
               help="A findings registry (TOML) to read instead of the project's <proofs>/findings/findings.toml; "
                    "may be repeated.")
 @click.option("-k", "pattern", help="Only the findings whose id contains PATTERN (or matches the glob).")
-@click.option("--timeout", type=click.FloatRange(1, 86_400), default=600.0, show_default=True,
-              help="Seconds one command may take before it is reported as failed.")
+@click.option("--time-limit", "--timeout", "timeout", type=Real(1, 86_400), default=1800.0, show_default=True,
+              help="Wall-clock seconds one command may take (a safety net: the commands' verdicts come from their "
+                   "work budgets); a command stopped by it is reported as failed (exit 2). --timeout is its old "
+                   "name.")
 @click.option("--in-process", is_flag=True,
               help="Run the commands in this interpreter: faster (no start-up per command), but without isolation "
-                   "and without --timeout. Default: each in a fresh interpreter.")
+                   "and without --time-limit. Default: each in a fresh interpreter.")
 @output_path("--json", "json_path", help="Write a JSON report (schema_version 1) to this file.")
 def findings(run: bool, check: bool, require_installed: bool, registry_paths: tuple[str, ...], pattern: str | None,
              timeout: float, in_process: bool, json_path: str | None) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from vetdp.cli.check import report_options, run_and_report
+from vetdp.cli.check import report_options, run_and_report, time_limit_option, work_budget_options
 
 __all__ = ["verify", "load_callable", "load_opendp", "load_thirdparty", "THIRD_PARTY"]
 
@@ -89,9 +89,9 @@ def _params(spec, params_text: str) -> dict:
             inputs = spec.inputs(params)
     except (ValueError, TypeError) as e:
         raise click.BadParameter(str(e).replace("params", "--params", 1)) from None
-    except DeadlineExceeded:
+    except DeadlineExceeded:  # a safety limit: a domain that can be enumerated lists in milliseconds
         raise click.BadParameter(f"--params={params_text}: the input domain is too large to enumerate "
-                                 "(listing it took over 10 s); choose smaller parameters") from None
+                                 "(listing it ran past 10 s); choose smaller parameters") from None
     if len(inputs) > 100_000:
         raise click.BadParameter(f"--params={params_text}: {len(inputs)} inputs to enumerate; at most 100000")
     return params
@@ -137,22 +137,22 @@ def _estimator_params(spec, params) -> dict:
 @click.option("--samples", type=click.IntRange(100, 10**8), help="Samples per audited input when the code draws "
               "its own randomness (more samples see smaller deviations).")
 @click.option("--strict", is_flag=True, help="A sound but loose map (privacy.tight) fails instead of warning.")
-@click.option("--time-budget", type=click.FloatRange(0.1, 86_400), default=60.0, show_default=True,
-              help="Seconds one clause may take on one parameter set before it is reported undecided.")
+@work_budget_options
+@time_limit_option
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
               help="Evaluate the parameter sets on a local Dask cluster of N worker processes (extra vetdp[dask]); "
-                   "the report is the serial one; time budgets hold on workers too (docs/dask.md).")
+                   "the report is the serial one; the time limit holds on workers too (docs/dask.md).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Evaluate the parameter sets on an existing Dask cluster, e.g. tcp://10.0.0.5:8786.")
 @report_options
 def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, variance_ref: str | None,
            params_text: str | None, deep: bool, max_examples: int | None, seed: int, samples: int | None,
-           strict: bool, time_budget: float, workers: int | None, scheduler: str | None, json_path: str | None,
-           junit_path: str | None, markdown_path: str | None) -> None:
+           strict: bool, max_paths: int, max_choices: int, max_steps: int, time_limit: float, workers: int | None,
+           scheduler: str | None, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Vet another implementation of a mechanism against our SPEC.
 
-    Exit 0: every clause passed (warnings allowed); 1: a violation or an undecided clause;
-    2: bad usage.
+    Exit 0: every clause passed (warnings allowed); 1: a violation or an undecided clause (a work budget ran
+    out: --max-paths, --max-steps, --max-choices); 2: bad usage, an engine error, or a clause stopped by --time-limit.
     """
     from vetdp.engine.adapter import adapter_builder
     from vetdp.engine.estimators import check_estimator_spec
@@ -206,7 +206,8 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
     # foreign code may draw its own randomness: then it is checked as opaque code, not failed for it
     cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=target.strip(), strict_messages=False,
                     fallback_opaque=not extra.get("opaque", False), reference_law=True,
-                    loose_map=Status.FAIL if strict else Status.WARNING, clause_seconds=time_budget, **extra)
+                    loose_map=Status.FAIL if strict else Status.WARNING, budget=max_paths, max_depth=max_choices,
+                    max_steps=max_steps, time_limit=time_limit, **extra)
     if (workers is not None or scheduler is not None) and isinstance(spec, EstimatorSpec):
         raise click.UsageError("--workers/--scheduler apply to mechanism specs")
     if workers is not None and scheduler is not None:
