@@ -12,7 +12,8 @@ item per ``spec::check`` name that ``vetdp check`` reports, as ``pyproject.toml:
 Collecting runs nothing but imports. Each spec (and each proof) is run once per process, on first use, and its
 results cached, so items are independent: ``-k``, ``-x``, ``--junitxml`` and pytest-xdist work. A failing item
 prints vetdp's report (parameters, witness, claimed versus true, reproduction). Only PASS passes; WARNING passes
-with a pytest warning; SKIPPED skips; FAIL, UNDECIDED and ERROR fail; a clause that reported nothing fails.
+with a pytest warning; SKIPPED skips; FAIL, UNDECIDED, ERROR and STOPPED (the time limit fired: no verdict) fail; a
+clause that reported nothing fails.
 The items are added when pytest runs without file arguments (its ``testpaths`` or rootdir), when an argument is the
 project's folder or its ``pyproject.toml``, or always with ``--vetdp``.
 """

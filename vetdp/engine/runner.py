@@ -283,8 +283,6 @@ class _Clauses:
             else:
                 f = time_stop(self.cfg, doing, witness=where)
             self.out.update({n: f for n in names})
-        except ReplayMismatch as e:  # the code keeps state between calls: a finding about it, decided exactly
-            self.out.update(dict.fromkeys(names, state_kept_finding(self.current, e)))
         except Exception as e:  # noqa: BLE001 - one parameter set's engine failure must not end the run
             self.out["engine"] = Finding(False, f"engine error in {', '.join(names)}: {type(e).__name__}: {e}",
                                          witness={"x": show(self.current)} if self.current is not None else None)
