@@ -6,7 +6,8 @@ wall-clock limit, :data:`DEFAULT_TIME_LIMIT`, is a safety net for code that hang
 it fires, the check is *stopped* (no verdict, exit 2), never passed, failed or undecided.
 
 The defaults leave a wide margin over what the bundled specs, the examples and the mutants need
-(``python benchmarks/bench_work.py`` prints the work each needs against these budgets).
+(``python benchmarks/bench_work.py`` prints the work each needs against these budgets). z3's budget, its resource
+count per obligation query, lives with the obligations (:mod:`vetdp.obligations.limits`).
 """
 
 from __future__ import annotations
