@@ -53,7 +53,7 @@ def noneditable_install(base: Path, imports: str = "vetdp, vetdp.impl") -> Path:
                                check=True, capture_output=True, text=True).stdout.strip())
     (site / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", str(src)],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=3600)
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     shutil.rmtree(src)  # nothing of the copied tree may be what the installed vetdp reads
     where = subprocess.run([str(py), "-c", f"import {imports}; import vetdp; print(vetdp.__file__)"],

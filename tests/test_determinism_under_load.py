@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -56,9 +57,11 @@ def without_timings(doc):
 
 def vetdp_json(args: list[str], out: Path) -> tuple[int, str]:
     """``vetdp ARGS --json OUT`` in a fresh interpreter: its exit code and its report without timings, as text."""
+    t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", "from vetdp.cli import main; main()", *args, "--json", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=3600,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    print(f"vetdp {' '.join(args)[:80]}: exit {done.returncode} after {time.perf_counter() - t0:.1f} s")  # not judged
     assert out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     doc = json.loads(out.read_text())
     doc["command"] = doc["command"].replace(str(out), "REPORT.json")  # the report's own path differs, by design

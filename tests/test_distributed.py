@@ -214,7 +214,7 @@ def _serial_and_dask(tmp_path, command, args, address):
     for extra in ([], ["--scheduler", address]):
         path = tmp_path / f"r{len(out)}.json"
         res = CliRunner().invoke(command, [*args, *extra, "--json", str(path)])
-        assert res.exit_code in (0, 1), res.output
+        assert res.exit_code in (0, 1, 2), res.output  # 2: a check stopped by the time limit
         out.append(_json_results(res, path))
     return out
 
@@ -364,22 +364,22 @@ def test_the_documented_recipe_runs_as_separate_processes_over_tcp(tmp_path):
                                       stderr=subprocess.STDOUT, cwd=os.getcwd()))
         from distributed import Client
 
-        with Client(address, timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
+        with Client(address, timeout=300) as client:
+            client.wait_for_workers(2, timeout=600)
         reports = []
         for extra in ([], ["--scheduler", address]):
             out = tmp_path / f"r{len(reports)}.json"
             res = subprocess.run([vetdp, "verify", "randomized_response_bool", "--impl",
                                   "vetdp.impl.randomized_response_bool:make_randomized_response_bool",
                                   "--max-examples", "8", *extra, "--json", str(out)],
-                                 capture_output=True, text=True, timeout=600)
+                                 capture_output=True, text=True, timeout=3600)
             assert res.returncode == 0, res.stdout + res.stderr + (logs / "worker").read_text()
             results = json.loads(out.read_text())["results"]
             for r in results:
                 r.pop("seconds", None)
             reports.append(results)
         assert reports[0] == reports[1] and len(reports[0]) > 5
-        with Client(address, timeout=60) as client:  # the scheduler ran the parameter sets as tasks
+        with Client(address, timeout=300) as client:  # the scheduler ran the parameter sets as tasks
             done = client.run_on_scheduler(lambda dask_scheduler: sum(
                 sum(p.state_counts.values()) for p in dask_scheduler.task_prefixes.values()))
         assert done >= 8, done
@@ -388,6 +388,6 @@ def test_the_documented_recipe_runs_as_separate_processes_over_tcp(tmp_path):
             p.terminate()
         for p in procs:
             try:
-                p.wait(timeout=30)
+                p.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 p.kill()

@@ -9,7 +9,7 @@ VETDP = str(Path(sys.executable).parent / "vetdp")
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([VETDP, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run([VETDP, *args], cwd=cwd, capture_output=True, text=True, timeout=3600)
 
 
 def test_init_scaffold_passes_check_and_its_proof_is_pinned(tmp_path):

@@ -25,16 +25,16 @@ def installed(tmp_path_factory) -> Path:
 
 def _check_names(vetdp_exe: Path, pattern: str, out: Path) -> list[tuple[str, str, str]]:
     r = subprocess.run([str(vetdp_exe), "check", "-k", pattern, "--json", str(out)], cwd=REPO, capture_output=True,
-                       text=True, timeout=600)
+                       text=True, timeout=3600)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     return sorted((x["spec"], x["check"], x["status"]) for x in json.loads(out.read_text())["results"])
 
 
 def test_installed_proofs_status_matches_editable(installed):
     ours = subprocess.run([str(Path(sys.executable).parent / "vetdp"), "proofs", "status"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=3600)
     theirs = subprocess.run([str(installed / "vetdp"), "proofs", "status"], cwd=REPO, capture_output=True, text=True,
-                            timeout=600)
+                            timeout=3600)
     assert theirs.returncode == ours.returncode == 0, theirs.stdout + theirs.stderr
     assert theirs.stdout == ours.stdout and "up to date" in theirs.stdout
 
@@ -47,7 +47,7 @@ def test_installed_check_runs_the_same_proof_checks_as_editable(installed, tmp_p
 
 def test_installed_outside_any_project_fails_instead_of_passing(installed, tmp_path):
     r = subprocess.run([str(installed / "vetdp"), "proofs", "status"], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=600)
+                       timeout=3600)
     assert r.returncode == 2 and "proofs directory" in r.stderr and "Traceback" not in r.stderr
 
 

@@ -522,7 +522,7 @@ def test_oue_finding_commands_do_not_flag_the_examples_own_make_oue():
     for argv, detectors in commands.items():
         i = argv.index("--impl")
         mine = ("--project", str(OUE_PROJECT), *argv[2:i + 1], own[argv[argv.index("verify") + 1]], *argv[i + 2:])
-        outcome = run_command(mine, timeout=300)
+        outcome = run_command(mine)  # the default safety limit (1800 s): a loaded runner needs no other
         failing = [(r["check"], r["message"]) for r in (outcome.doc or {}).get("results", [])
                    if r["status"] not in ("pass", "skipped")]
         assert outcome.ok and outcome.exit_code == 0, (mine, outcome.error, failing)

@@ -22,7 +22,7 @@ PLUGIN = [] if any(ep.value == "vetdp.pytest_plugin" for ep in entry_points(grou
 
 def pytest_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *PLUGIN, *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=3600)
 
 
 def collected(r: subprocess.CompletedProcess) -> list[str]:
@@ -71,7 +71,7 @@ def test_items_are_exactly_the_checks_vetdp_check_reports(project, tmp_path):
     items = pytest_in(project, "--collect-only", "-q")  # the example's ini: vetdp = true
     out = tmp_path / "r.json"
     check = subprocess.run([str(Path(sys.executable).parent / "vetdp"), "check", "--json", str(out)], cwd=project,
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=3600)
     assert check.returncode == 0, check.stdout[-2000:]
     reported = {f"pyproject.toml::{r['spec']}::{r['check']}" for r in json.loads(out.read_text())["results"]}
     assert set(collected(items)) == reported and len(reported) >= 40

@@ -341,17 +341,25 @@ def task_runner(workers: int | None = None, scheduler: str | None = None,
         yield SerialRunner()
         return
     distributed = _dask()
-    if scheduler is not None:
-        try:
-            client = distributed.Client(scheduler, timeout="10s")
-        except OSError as e:
-            raise ValueError(f"scheduler={scheduler!r}: cannot connect: {e}") from None
-        with client:
+    import dask
+
+    # connecting and starting workers are bounded by Dask's wall-clock time-outs, which a loaded runner can run past
+    # while nothing is wrong: generous ones, so that a busy machine does not turn into "cannot connect"
+    with dask.config.set({"distributed.comm.timeouts.connect": CONNECT_TIMEOUT}):
+        if scheduler is not None:
+            try:
+                client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+            except OSError as e:
+                raise ValueError(f"scheduler={scheduler!r}: cannot connect: {e}") from None
+            with client:
+                yield DaskRunner(client, budgets)
+            return
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                      silence_logs=40) as cluster, distributed.Client(cluster) as client:
             yield DaskRunner(client, budgets)
-        return
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        yield DaskRunner(client, budgets)
+
+
+CONNECT_TIMEOUT = "120s"  # Dask's time-out for connecting to a scheduler or a worker (a safety net, not a verdict)
 
 
 def chunk_seed(seed: int | str, *path: Any) -> str:
