@@ -15,10 +15,11 @@ import pytest
 from vetdp.cli import SUBCOMMANDS, load_command, main
 
 # Never loaded to print help: the solvers, the numerics and vetdp's own heavy packages (any module of them, except
-# the z3 resource limits that --z3-rlimit's help quotes: vetdp.obligations.limits imports nothing, by its contract).
+# the budgets the options' help quotes: vetdp.obligations.limits (z3's rlimit) and vetdp.engine.budgets (paths, choices,
+# chain work) import nothing, by their contract; so does the packages' own __init__).
 HEAVY = ("z3", "sympy", "scipy", "matplotlib", "sklearn", "statsmodels", "hypothesis", "mpmath", "vetdp.engine",
          "vetdp.obligations", "vetdp.accounting")
-LIGHT = ("vetdp.obligations", "vetdp.obligations.limits")
+LIGHT = ("vetdp.obligations", "vetdp.obligations.limits", "vetdp.engine", "vetdp.engine.budgets")
 
 
 def _help_paths() -> list[tuple[str, ...]]:

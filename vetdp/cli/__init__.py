@@ -137,7 +137,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
                  "Privacy of shuffling + flipping k Bloom filters of m bits (seed 004), exact where the document "
                  "simulates."),
     "check": ("vetdp.cli.check", "check",
-              "Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error."),
+              "Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error or stopped."),
     "findings": ("vetdp.cli.findings", "findings",
                  "List the registered third-party findings; with --run or --check, run the command that reproduces "
                  "each."),
