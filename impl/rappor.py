@@ -44,7 +44,6 @@ __all__ = [
     "RAPPOR_MIN_REPORT_PROBABILITY",
     "make_rappor_report",
     "make_rappor_reports",
-    "RapporClient",
     "rappor_flip_probability",
     "rappor_report_loss_weights",
     "HASH_TAG",
@@ -52,6 +51,8 @@ __all__ = [
     "MAX_COHORT",
     "MAX_K",
     "hash_message",
+    "HASHES",
+    "md5_message",
     "bloom_positions",
     "bloom_filter",
     "bloom_filter_matrix",
@@ -66,6 +67,12 @@ COHORT_TAG = b"vetdp-rappor-cohort-v1"  # domain separation: cohort assignment
 MAX_COHORT = 2**64 - 1  # cohorts are encoded in 8 bytes
 MAX_K = 2**32  # the largest k (and number of cohorts): a 64-bit word is rejected with chance < 2**-32
 IRR_BLOCK_CELLS = 1 << 18  # cells per block of rappor_instantaneous_batch (a block's masks stay in the CPU cache)
+# Bloom position hashes: vetdp's SHA-256 stream (the default), or the reference client's MD5 (google/rappor: byte i of
+# MD5(4-byte big-endian cohort ‖ value) mod k is position i), for reports that the reference's tools must read
+HASHES = ("sha256", "md5")
+MD5_MAX_K = 256  # one digest byte per position: positions beyond 255 are never set
+MD5_MAX_H = 16  # one digest byte per hash function
+MD5_MAX_COHORT = 2**32 - 1  # the cohort is hashed as 4 bytes
 
 
 # ------------------------------------------------------------------ encoding
@@ -82,12 +89,33 @@ def _value_bytes(name: str, value: object) -> bytes:
     raise TypeError(f"{name}={value!r} must be a str or bytes, not {type(value).__name__}")
 
 
-def _check_shape(k: object, h: object) -> tuple[int, int]:
+def _check_shape(k: object, h: object, hash: object = "sha256") -> tuple[int, int]:
+    if hash not in HASHES:
+        raise ValueError(f"hash={hash!r} must be one of {', '.join(HASHES)}")
     k = check_int("k", k, lo=1, hi=MAX_K)
     h = check_int("h", h, lo=1)
+    if hash == "md5" and (k > MD5_MAX_K or h > MD5_MAX_H):
+        raise ValueError(f"k={k!r}, h={h!r}: hash='md5' (the reference's positions, one MD5 byte each) needs k in "
+                         f"[1, {MD5_MAX_K}] and h in [1, {MD5_MAX_H}]")
     if h > k:
         raise ValueError(f"h={h!r} must be in [1, k={k}] (at most one hash function per bit)")
     return k, h
+
+
+def md5_message(cohort: int, value: bytes) -> bytes:
+    """The byte string whose MD5 gives the reference client's Bloom positions of ``value`` in ``cohort``: the
+    cohort as 4 bytes big-endian unsigned, then the value's bytes (google/rappor's documented encoding)."""
+    return cohort.to_bytes(4, "big") + value
+
+
+def _md5_positions_many(values: Sequence[bytes], value_index: Sequence[int], cohorts: Sequence[int], k: int,
+                        h: int) -> np.ndarray:
+    """The reference's positions of every pair (values[value_index[i]], cohorts[i]) as a (len(cohorts), h) int64
+    array: byte j of MD5(:func:`md5_message`) mod k for j < h."""
+    md5 = hashlib.md5
+    heads = {c: c.to_bytes(4, "big") for c in set(cohorts)}
+    digests = b"".join(md5(heads[c] + values[v]).digest() for v, c in zip(value_index, cohorts, strict=True))
+    return np.frombuffer(digests, dtype=np.uint8).reshape(len(cohorts), 16)[:, :h].astype(np.int64) % k
 
 
 def hash_message(cohort: int, block: int, value: bytes) -> bytes:
@@ -158,38 +186,44 @@ def _positions_many(values: Sequence[bytes], value_index: Sequence[int], cohorts
     return out
 
 
-def bloom_positions(value: str | bytes, cohort: int, k: int, h: int) -> tuple[int, ...]:
+def bloom_positions(value: str | bytes, cohort: int, k: int, h: int, hash: str = "sha256") -> tuple[int, ...]:
     """The positions of hash functions 0..h−1 for ``value`` in ``cohort``, in order (repeats are collisions).
 
-    The bytes SHA-256(:func:`hash_message`(cohort, 0, value)) ‖ SHA-256(hash_message(cohort, 1, value)) ‖ … are
-    read as big-endian 64-bit words; a word below the largest multiple of k under 2**64 is accepted (others, a
-    chance < k/2**64 each, are skipped) and position i is the i-th accepted word mod k. So each position is
-    exactly uniform on [0, k) when SHA-256 is modelled as a random function (no modulo bias), one hash serves
-    up to four positions, and the result is deterministic across runs and machines. A str is hashed as its UTF-8
-    bytes (``"a"`` and ``b"a"`` agree).
+    ``hash="sha256"`` (vetdp's): the bytes SHA-256(:func:`hash_message`(cohort, 0, value)) ‖ SHA-256(hash_message(
+    cohort, 1, value)) ‖ … are read as big-endian 64-bit words; a word below the largest multiple of k under 2**64 is
+    accepted (others, a chance < k/2**64 each, are skipped) and position i is the i-th accepted word mod k. So each
+    position is exactly uniform on [0, k) when SHA-256 is modelled as a random function (no modulo bias), one hash
+    serves up to four positions, and the result is deterministic across runs and machines.
+
+    ``hash="md5"``: the reference client's positions, byte i of MD5(:func:`md5_message`(cohort, value)) mod k (k <=
+    256, h <= 16, cohort < 2**32; uniform on [0, k) when MD5 is modelled as a random function and k divides 256,
+    else biased towards the low positions, as in the reference). Either way a str is hashed as its UTF-8 bytes
+    (``"a"`` and ``b"a"`` agree).
 
     Preconditions: ``value`` a str or bytes; ``cohort`` an int in [0, 2**64 − 1]; ``k`` in [1, 2**32];
-    ``h`` in [1, k].
+    ``h`` in [1, k]; ``hash`` one of :data:`HASHES` (md5: k <= 256, h <= 16, cohort <= 2**32 − 1).
     """
     data = _value_bytes("value", value)
-    cohort = check_int("cohort", cohort, lo=0, hi=MAX_COHORT)
-    k, h = _check_shape(k, h)
+    k, h = _check_shape(k, h, hash)
+    cohort = check_int("cohort", cohort, lo=0, hi=MAX_COHORT if hash == "sha256" else MD5_MAX_COHORT)
+    if hash == "md5":
+        return tuple(int(x) for x in _md5_positions_many([data], [0], [cohort], k, h)[0])
     return _positions(data, cohort, k, h)
 
 
-def bloom_filter(value: str | bytes, cohort: int, k: int, h: int) -> tuple[bool, ...]:
+def bloom_filter(value: str | bytes, cohort: int, k: int, h: int, hash: str = "sha256") -> tuple[bool, ...]:
     """The k-bit Bloom filter of ``value`` in ``cohort``: bit j is set iff some hash function 0..h−1 maps to j.
 
     Postcondition: a tuple of k bools with between 1 and h set bits (fewer than h exactly when hash functions
     collide), i.e. a member of ``BitVectorDomain(max_weight=h, length=k)``; see :func:`bloom_positions` for the
     hash. Preconditions as :func:`bloom_positions`.
     """
-    positions = set(bloom_positions(value, cohort, k, h))
+    positions = set(bloom_positions(value, cohort, k, h, hash))
     return tuple(j in positions for j in range(k))
 
 
-def _as_cohorts(cohorts: Any, n: int) -> np.ndarray:
-    """``cohorts`` as a 1-D array of n ints in [0, 2**64 − 1] (int64, uint64, or object for Python ints beyond)."""
+def _as_cohorts(cohorts: Any, n: int, hi: int = MAX_COHORT) -> np.ndarray:
+    """``cohorts`` as a 1-D array of n ints in [0, hi] (int64, uint64, or object for Python ints beyond)."""
     if isinstance(cohorts, (str, bytes)):
         raise TypeError(f"cohorts={cohorts!r} must be a sequence of ints, not {type(cohorts).__name__}")
     if isinstance(cohorts, np.ndarray):
@@ -208,26 +242,26 @@ def _as_cohorts(cohorts: Any, n: int) -> np.ndarray:
         raise ValueError(f"cohorts must be one-dimensional with len(values) = {n} entries, got shape {arr.shape}")
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    lo, hi = (min(arr.tolist()), max(arr.tolist())) if arr.dtype == object else (int(arr.min()), int(arr.max()))
-    if lo < 0 or hi > MAX_COHORT:
-        bad = lo if lo < 0 else hi
-        raise ValueError(f"cohorts holds {bad}; every cohort must be in [0, {MAX_COHORT}]")
+    lo, high = (min(arr.tolist()), max(arr.tolist())) if arr.dtype == object else (int(arr.min()), int(arr.max()))
+    if lo < 0 or high > hi:
+        bad = lo if lo < 0 else high
+        raise ValueError(f"cohorts holds {bad}; every cohort must be in [0, {hi}]")
     return arr
 
 
 def bloom_filter_matrix(values: Sequence[str | bytes], cohorts: Sequence[int] | np.ndarray, k: int,
-                        h: int) -> np.ndarray:
+                        h: int, hash: str = "sha256") -> np.ndarray:
     """An (n, k) bool array whose row i is ``bloom_filter(values[i], cohorts[i], k, h)``.
 
     Hashes once per distinct (cohort, value) pair and fills the rows by fancy indexing, so 10**6 rows over
     10**4 values and 128 cohorts cost one hash round per distinct pair. Preconditions as :func:`bloom_filter`,
     for every entry; ``values`` and ``cohorts`` of equal length (NumPy integer arrays accepted for cohorts).
     """
-    k, h = _check_shape(k, h)
+    k, h = _check_shape(k, h, hash)
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise TypeError(f"values must be a sequence of str or bytes, not {type(values).__name__}")
     n = len(values)
-    cohort_arr = _as_cohorts(cohorts, n)
+    cohort_arr = _as_cohorts(cohorts, n, MAX_COHORT if hash == "sha256" else MD5_MAX_COHORT)
     if n == 0:
         return np.zeros((0, k), dtype=bool)
     try:  # keyed by the value itself: "a" and b"a" get two ids but the same positions
@@ -267,7 +301,8 @@ def bloom_filter_matrix(values: Sequence[str | bytes], cohorts: Sequence[int] | 
             unique_keys, inverse = np.unique(key, return_inverse=True)
             unique_values = (unique_keys // len(cohort_ids)).tolist()
             unique_cohorts = cohort_ids[unique_keys % len(cohort_ids)].tolist()
-    positions = _positions_many(distinct, unique_values, unique_cohorts, k, h)
+    many = _positions_many if hash == "sha256" else _md5_positions_many
+    positions = many(distinct, unique_values, unique_cohorts, k, h)
     table = np.zeros((len(unique_cohorts), k), dtype=bool)
     table[np.arange(len(unique_cohorts))[:, None], positions] = True
     return np.take(table, inverse.reshape(-1), axis=0)
@@ -613,7 +648,8 @@ def make_rappor_report(input_domain: BitVectorDomain, input_metric: DiscreteDist
     Privacy: map(0) = 0; map(1) = ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) rounded up when 2h <= k
     (:data:`RAPPOR_EPSILON_ONE`, for the r actually used), and the exact worst case a·ln(q*/p*) + b·ln((1 − p*)/
     (1 − q*)) over :func:`rappor_report_loss_weights` when 2h > k; map(d_in > 1) raises. It holds for ONE report:
-    repeated reports of a value need :func:`make_rappor_reports` (or :class:`RapporClient`) and ε∞.
+    repeated reports of a value need :func:`make_rappor_reports` (or :class:`vetdp.impl.rappor_client.RapporClient`)
+    and ε∞.
 
     Proof: proofs/rappor.md
     """
@@ -704,44 +740,3 @@ def make_rappor_reports(input_domain: BitVectorDomain, input_metric: DiscreteDis
         name="make_rappor_reports",
     )
 
-
-class RapporClient:
-    """One RAPPOR client: reports string values through a fixed cohort's Bloom filter, reusing one permanent
-    response per value (memoized: a value reported again gets a fresh instantaneous response of the same B').
-
-    Preconditions: ``k`` in [1, 2**32], ``h`` in [1, k]; ``f`` in (0, 1); 0 <= p < q <= 1 with p*, 1 − q* >=
-    2**-1000; ``cohort`` in [0, 2**64 − 1]; ``constant_time`` a bool.
-
-    Privacy: all reports of one value together are :attr:`epsilon_infinity`-DP (the law of
-    :func:`make_rappor_reports`); a single report is :attr:`epsilon_one`-DP (:func:`make_rappor_report`).
-    Values are keyed by their bytes (a str by its UTF-8), as the Bloom filter is. Draws through
-    :func:`~vetdp.sampling.primitives.sample_bernoulli_float`.
-
-    Proof: proofs/rappor.md
-    """
-
-    def __init__(self, k: int, h: int, f: float, p: float, q: float, cohort: int, constant_time: bool = False):
-        k, h = _check_shape(k, h)
-        domain, metric = BitVectorDomain(max_weight=h, length=k), DiscreteDistance()
-        many = make_rappor_reports(domain, metric, f, p, q, 1, constant_time)
-        one = make_rappor_report(domain, metric, f, p, q, constant_time)
-        self.k, self.h, self.f, self.p, self.q = k, h, many.parameters["f"], many.parameters["p"], many.parameters["q"]
-        self.cohort = check_int("cohort", cohort, lo=0, hi=MAX_COHORT)
-        self.constant_time = constant_time
-        self.epsilon_one: float = one.map(1)
-        self.epsilon_infinity: float = many.map(1)
-        self._flip = rappor_flip_probability(self.f)
-        self._memo: dict[bytes, tuple[bool, ...]] = {}
-
-    def permanent_response(self, value: str | bytes) -> tuple[bool, ...]:
-        """The memoized permanent response B' of ``value`` (drawn on first use)."""
-        key = _value_bytes("value", value)
-        found = self._memo.get(key)
-        if found is None:
-            bits = bloom_filter(key, self.cohort, self.k, self.h)
-            found = self._memo[key] = _permanent(bits, self._flip, self.constant_time)
-        return found
-
-    def report(self, value: str | bytes) -> tuple[bool, ...]:
-        """One report of ``value``: a fresh instantaneous response of its memoized permanent response."""
-        return _instantaneous(self.permanent_response(value), self.p, self.q, self.constant_time)

@@ -41,6 +41,8 @@ __all__ = [
     "decode",
     "RapporSimulation",
     "simulate_population",
+    "DISTRIBUTIONS",
+    "population_weights",
     "RapporScore",
     "score_decode",
 ]
@@ -441,27 +443,59 @@ class RapporSimulation:
         return int(self.reports.shape[0])
 
 
-def _zipf_counts(rng: np.random.Generator, sizes: int, total: int, exponent: float) -> np.ndarray:
-    weights = np.arange(1, sizes + 1, dtype=float) ** -exponent
-    return rng.multinomial(total, weights / weights.sum())
+# The population laws of the reference simulator (google/rappor, tests/gen_counts.R ComputePdf), over the n reported
+# strings ranked 1..n: weights proportional to these, normalised.
+DISTRIBUTIONS = ("zipf", "exponential", "normal", "uniform")
+
+
+def population_weights(distribution: str, n: int, zipf_exponent: float = 1.0) -> np.ndarray:
+    """The probabilities (summing to 1) with which a report carries the string of rank i = 1..n:
+
+    * ``zipf``: ∝ i^−s (s = ``zipf_exponent``; the reference's zipf1 and zipf1.5 are s = 1 and 1.5);
+    * ``exponential``: ∝ exp(−5i/n) (the reference's exp: the exponential density of rate 5/n at i);
+    * ``normal``: ∝ exp(−x²/(2σ²)) at x = i − n/2, σ = n/6 (the reference's gauss: the peak in the middle ranks);
+    * ``uniform``: 1/n each.
+
+    Preconditions: ``distribution`` one of :data:`DISTRIBUTIONS`; n >= 1; zipf_exponent >= 0 (finite).
+    """
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution={distribution!r} must be one of {', '.join(DISTRIBUTIONS)}")
+    n = check_int("n", n, lo=1)
+    ranks = np.arange(1, n + 1, dtype=float)
+    if distribution == "zipf":
+        zipf_exponent = check_float("zipf_exponent", zipf_exponent)
+        check_interval("zipf_exponent", zipf_exponent, 0, None, lo_closed=True, hi_closed=False)
+        weights = ranks**-zipf_exponent
+    elif distribution == "exponential":
+        weights = np.exp(-5.0 * ranks / n)
+    elif distribution == "normal":
+        weights = np.exp(-0.5 * ((ranks - n / 2) / (n / 6)) ** 2)
+    else:
+        weights = np.ones(n)
+    return weights / weights.sum()
 
 
 def simulate_population(num_candidates: int, num_reports: int, num_cohorts: int, *, k: int, h: int, f: float,
                         p: float, q: float, zipf_exponent: float = 1.0, num_extra: int = 0,
-                        num_decoys: int | None = None, seed: int) -> RapporSimulation:
+                        num_decoys: int | None = None, distribution: str = "zipf", reports_per_client: int = 1,
+                        hash: str = "sha256", seed: int) -> RapporSimulation:
     """A seeded simulated RAPPOR collection with known truth — a test and simulation path, NOT a production path:
     the population is drawn from ``numpy.random.default_rng(seed)`` and the randomization runs under
     ``SeededSource(seed)``, so the same seed gives the same reports.
 
     The candidate list has ``num_candidates`` strings; ``num_decoys`` of them (default num_candidates // 2) are
-    reported by nobody; the others and ``num_extra`` non-candidate strings share the ``num_reports`` reports by a
-    Zipf law of exponent ``zipf_exponent`` over a seeded random ranking. Every report is one client's (independent),
-    its cohort uniform in [0, num_cohorts); Bloom filters, permanent and instantaneous randomized response come from
+    reported by nobody; the others and ``num_extra`` non-candidate strings share the ``num_reports`` reports by the
+    law ``distribution`` (:func:`population_weights`; Zipf of exponent ``zipf_exponent`` by default) over a seeded
+    random ranking (a multinomial draw). Clients report ``reports_per_client`` values each (the last client fewer
+    when it does not divide ``num_reports``), every value drawn independently; a client's cohort is uniform in
+    [0, num_cohorts); a client that draws the same value twice reuses its permanent response (as a client secret
+    makes it do), so its reports of that value are not independent. Bloom filters (``hash`` as
+    :func:`vetdp.impl.rappor.bloom_filter_matrix`), permanent and instantaneous randomized response come from
     vetdp.impl.rappor.
 
     Preconditions: num_candidates >= 1, num_reports >= 1, num_cohorts >= 1, 0 <= num_decoys < num_candidates (some
-    candidate must be reported) unless num_extra >= 1, num_extra >= 0, zipf_exponent >= 0, seed an int; k, h, f, p,
-    q as :func:`decode`.
+    candidate must be reported) unless num_extra >= 1, num_extra >= 0, zipf_exponent >= 0, distribution one of
+    :data:`DISTRIBUTIONS`, reports_per_client >= 1, seed an int; k, h, f, p, q as :func:`decode`.
     """
     from vetdp.impl.rappor import bloom_filter_matrix, rappor_instantaneous_batch, rappor_permanent_batch
     from vetdp.sampling.sources import SeededSource, use_source
@@ -477,6 +511,9 @@ def simulate_population(num_candidates: int, num_reports: int, num_cohorts: int,
                          f"(num_decoys < num_candidates={num_candidates} or num_extra >= 1)")
     zipf_exponent = check_float("zipf_exponent", zipf_exponent)
     check_interval("zipf_exponent", zipf_exponent, 0, None, lo_closed=True, hi_closed=False)
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution={distribution!r} must be one of {', '.join(DISTRIBUTIONS)}")
+    per_client = check_int("reports_per_client", reports_per_client, lo=1)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed={seed!r} must be an int")
     _rates(f, p, q)
@@ -485,18 +522,32 @@ def simulate_population(num_candidates: int, num_reports: int, num_cohorts: int,
     candidates = tuple(f"cand-{i:06d}" for i in range(reported)) + tuple(f"decoy-{i:06d}" for i in range(decoys))
     extras = tuple(f"extra-{i:06d}" for i in range(num_extra))
     population = list(candidates[:reported]) + list(extras)
-    ranking = rng.permutation(len(population))  # ranking[r] = the value at Zipf rank r + 1
-    by_rank = _zipf_counts(rng, len(population), num_reports, zipf_exponent)
+    ranking = rng.permutation(len(population))  # ranking[r] = the value at rank r + 1
+    by_rank = rng.multinomial(num_reports, population_weights(distribution, len(population), zipf_exponent))
     counts = np.zeros(len(population), dtype=np.int64)
     counts[ranking] = by_rank
     value_ids = rng.permutation(np.repeat(np.arange(len(population)), counts))
-    cohorts = rng.integers(0, num_cohorts, size=num_reports, dtype=np.int64)
+    if per_client == 1:
+        cohorts = rng.integers(0, num_cohorts, size=num_reports, dtype=np.int64)
+    else:
+        clients = np.arange(num_reports, dtype=np.int64) // per_client
+        cohorts = rng.integers(0, num_cohorts, size=int(clients[-1]) + 1, dtype=np.int64)[clients]
     values = [population[i] for i in value_ids.tolist()]
-    bloom = bloom_filter_matrix(values, cohorts, k, h)
+    bloom = bloom_filter_matrix(values, cohorts, k, h, hash=hash)
     with use_source(SeededSource(b"vetdp-rappor-simulation" + int(seed).to_bytes(16, "big", signed=True))):
-        reports = rappor_instantaneous_batch(rappor_permanent_batch(bloom, f), p, q)
+        if per_client == 1:
+            reports = rappor_instantaneous_batch(rappor_permanent_batch(bloom, f), p, q)
+        else:  # one permanent response per distinct (client, value), in order of first appearance
+            pair = clients * len(population) + value_ids
+            _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            permanent = rappor_permanent_batch(bloom[first[order]], f)
+            reports = rappor_instantaneous_batch(permanent[rank[inverse.reshape(-1)]], p, q)
     true_counts = np.concatenate([counts[:reported], np.zeros(decoys, dtype=np.int64)])
-    params = {"k": k, "h": h, "f": f, "p": p, "q": q, "num_cohorts": num_cohorts, "seed": int(seed)}
+    params = {"k": k, "h": h, "f": f, "p": p, "q": q, "num_cohorts": num_cohorts, "seed": int(seed),
+              "distribution": distribution, "reports_per_client": per_client, "hash": hash}
     return RapporSimulation(candidates, true_counts, extras, counts[reported:], reports, cohorts, params)
 
 

@@ -1,6 +1,7 @@
 """RAPPOR's encoding and two-stage randomization (impl/rappor.py): pinned hashes re-derived with hashlib, exact laws
-against brute force written here, the privacy maps from both sides, memoization, batch forms, and mutants rejected
-by the engine on the clause their defect breaks."""
+against brute force written here, the privacy maps from both sides, batch forms, and mutants rejected by the engine
+on the clause their defect breaks. The client (secrets, lasting permanent responses) is tested in
+tests/test_rappor_client.py."""
 
 from __future__ import annotations
 
@@ -18,13 +19,12 @@ from tests.mutants import rappor_mutants as mut
 from vetdp.arith import rounding as R
 from vetdp.core.measurement import BitVectorDomain, DomainError, bitvector_domain, discrete_distance
 from vetdp.engine.divergence import Verdict, compare_claim
-from vetdp.engine.enumerate import enumerate_paths, output_distribution
+from vetdp.engine.enumerate import output_distribution
 from vetdp.engine.runner import RunConfig, check_measurement_spec
 from vetdp.engine.spec import find_spec
 from vetdp.impl import rappor
 from vetdp.impl.rappor import (
     RAPPOR_EPSILON_ONE,
-    RapporClient,
     assign_cohort,
     assign_cohorts,
     bloom_filter,
@@ -68,6 +68,36 @@ def test_bloom_positions_pinned_and_rederived_with_hashlib(value, cohort, k, h, 
     assert _positions_by_hand(data, cohort, k, h) == expected
     bits = bloom_filter(value, cohort, k, h)
     assert bits == tuple(j in expected for j in range(k))
+
+
+@pytest.mark.parametrize("value,cohort,k,h", [("V_1", 0, 128, 2), ("v17", 63, 32, 1), (b"\xff\x00", 2**32 - 1, 256, 16),
+                                            ("abc", 5, 100, 3)], ids=["map-csv", "demo", "k256-h16", "k100"])
+def test_md5_positions_are_the_references_bytes_mod_k(value, cohort, k, h):
+    data = value.encode() if isinstance(value, str) else value
+    digest = hashlib.md5(cohort.to_bytes(4, "big") + data).digest()  # the reference: 4-byte big-endian cohort, value
+    expected = tuple(digest[i] % k for i in range(h))
+    assert bloom_positions(value, cohort, k, h, hash="md5") == expected
+    assert bloom_filter(value, cohort, k, h, hash="md5") == tuple(j in expected for j in range(k))
+    row = bloom_filter_matrix([value, "other", value], [cohort, 0, cohort], k, h, hash="md5")
+    assert tuple(row[0]) == tuple(row[2]) == bloom_filter(value, cohort, k, h, hash="md5")
+
+
+def test_md5_pinned_and_differs_from_sha256():
+    assert bloom_positions("V_1", 0, 128, 2, hash="md5") == (56, 7)
+    assert bloom_positions("V_1", 0, 128, 2) != (56, 7)
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda: bloom_positions("a", 0, 257, 2, hash="md5"), ["k=257", "md5", "256"]),
+    (lambda: bloom_positions("a", 0, 32, 17, hash="md5"), ["h=17", "md5", "16"]),
+    (lambda: bloom_positions("a", 2**32, 32, 2, hash="md5"), ["cohort=4294967296"]),
+    (lambda: bloom_filter_matrix(["a"], [2**32], 32, 2, hash="md5"), ["cohorts holds 4294967296"]),
+    (lambda: bloom_filter("a", 0, 32, 2, hash="sha1"), ["hash='sha1'", "sha256, md5"]),
+], ids=["k", "h", "cohort", "matrix-cohort", "unknown"])
+def test_md5_preconditions_name_the_limit(call, words):
+    with pytest.raises(ValueError) as e:
+        call()
+    assert all(w in str(e.value) for w in words), str(e.value)
 
 
 def test_str_hashes_as_its_utf8_bytes_and_cohorts_change_positions():
@@ -361,7 +391,10 @@ def test_rappor_proof_is_pinned_up_to_date_and_relies_on_every_obligation():
         assert set(constant_obligations(cid)) <= set(derived), cid
     assert all(run_obligation(oid).proved for oid in derived if oid.startswith("rappor."))
     assert {"vetdp.impl.rappor.make_rappor_report", "vetdp.impl.rappor.make_rappor_reports",
-            "vetdp.impl.rappor.RapporClient"} <= set(pin.doc("rappor").meta["proves"])
+            "vetdp.impl.rappor.bloom_positions"} <= set(pin.doc("rappor").meta["proves"])
+    assert pin.status("rappor_client").state == "up to date", pin.status("rappor_client")
+    assert {"vetdp.impl.rappor_client.RapporClient", "vetdp.impl.rappor_client.make_rappor_client_reports",
+            "vetdp.impl.rappor_client.derived_permanent_batch"} <= set(pin.doc("rappor_client").meta["proves"])
 
 
 @pytest.mark.parametrize("k,h,n,f,p,q", [
@@ -388,51 +421,6 @@ def test_many_reports_loss_grows_with_n_towards_epsilon_infinity():
         dists = {x: output_distribution(m, x) for x in _inputs(1, 1)}
         losses.append(_max_ratio(dists))
     assert losses[0] < losses[1] < losses[2] < 3  # ε∞ = ln 3 for h = 1, k = 1, f = 1/2
-
-
-# ------------------------------------------------------------------ memoization and the client
-
-def test_client_reuses_the_permanent_response_per_value():
-    with use_source(SeededSource(7)):
-        c = RapporClient(k=16, h=2, f=0.5, p=0.25, q=0.75, cohort=3)
-        first = c.permanent_response("apple")
-        reports = [c.report("apple") for _ in range(40)]
-        assert c.permanent_response("apple") is first and c.permanent_response(b"apple") is first
-        assert len(set(reports)) > 1  # fresh instantaneous noise
-        assert len(c._memo) == 1
-        c.report("pear")
-        assert len(c._memo) == 2
-    assert c.epsilon_infinity == pytest.approx(4 * math.log(3), rel=1e-14)
-    assert c.epsilon_one < c.epsilon_infinity
-
-
-def test_client_law_of_two_reports_equals_make_rappor_reports():
-    k, h, f, p, q, cohort = 3, 2, 0.5, 0.25, 0.75, 1
-    bits = bloom_filter("v", cohort, k, h)
-
-    def two_reports():
-        c = RapporClient(k, h, f, p, q, cohort)  # a fresh client per path: its memo starts empty
-        return (c.report("v"), c.report("v"))
-
-    law: dict = {}
-    for out, prob in enumerate_paths(two_reports):
-        law[out] = law.get(out, 0) + prob
-    assert law == output_distribution(make_rappor_reports(bitvector_domain(h, k), DD, f, p, q, 2), bits)
-
-
-def test_client_without_memoization_exceeds_epsilon_infinity():
-    m = mut.reports_not_memoized(bitvector_domain(1, 2), DD, 0.5, 0.0, 1.0, 2)
-    dists = {x: output_distribution(m, x) for x in _inputs(2, 1)}
-    assert _verdict(m.map(1), _max_ratio(dists)) is Verdict.UNSOUND
-
-
-def test_client_rejects_bad_parameters():
-    with pytest.raises(ValueError, match="f=0.0"):
-        RapporClient(8, 2, 0.0, 0.25, 0.75, 0)
-    with pytest.raises(ValueError, match="cohort=-1"):
-        RapporClient(8, 2, 0.5, 0.25, 0.75, -1)
-    with pytest.raises(ValueError, match="h=9"):
-        RapporClient(8, 9, 0.5, 0.25, 0.75, 0)
 
 
 # ------------------------------------------------------------------ batch forms

@@ -84,3 +84,42 @@ def irr_swaps_p_and_q(input_domain, input_metric, f, p, q, constant_time=False):
     r = rappor_flip_probability(f)
     return dataclasses.replace(m, function=lambda bits: tuple(
         sample_bernoulli_float(p if b else q, constant_time) for b in _permanent(bits, r, constant_time)))
+
+
+def client_redraws_per_run(input_domain, input_metric, f, p, q, runs, derivation="vetdp", constant_time=False):
+    """Defect: the permanent response is drawn afresh in every run (a client that keeps it in memory only, as the
+    CLI did before client secrets), while the map still says ε∞ over all runs."""
+    from vetdp.impl.rappor_client import LazyPermanentResponses, derivation_flip_probability, make_rappor_client_reports
+
+    m = make_rappor_client_reports(input_domain, input_metric, f, p, q, runs, derivation, constant_time)
+    r = derivation_flip_probability(f, derivation)
+    return dataclasses.replace(m, function=lambda bits: tuple(
+        _instantaneous(LazyPermanentResponses(r, constant_time).of(tuple(bits)), p, q, constant_time)
+        for _ in range(runs)))
+
+
+def client_reference_flips_f_half(input_domain, input_metric, f, p, q, runs, derivation="vetdp",
+                                  constant_time=False):
+    """Defect: the reference derivation is modelled with flip probability f/2, not ⌈128f⌉/256 (its bytes' rule)."""
+    from vetdp.impl.rappor_client import LazyPermanentResponses, make_rappor_client_reports
+
+    m = make_rappor_client_reports(input_domain, input_metric, f, p, q, runs, derivation, constant_time)
+    r = rappor_flip_probability(f)
+
+    def function(bits):
+        secret = LazyPermanentResponses(r, constant_time)
+        return tuple(_instantaneous(secret.of(tuple(bits)), p, q, constant_time) for _ in range(runs))
+
+    return dataclasses.replace(m, function=function)
+
+
+class ClientWithoutSecret:
+    """Defect: a client that ignores its secret and keeps each permanent response in memory (the old behaviour):
+    two runs — two objects — with one secret draw two permanent responses."""
+
+    def __new__(cls, *args, **kwargs):
+        from vetdp.impl.rappor_client import LazyPermanentResponses, RapporClient
+
+        client = RapporClient(*args, **kwargs)
+        client._responses = LazyPermanentResponses(client.flip, client.constant_time)
+        return client

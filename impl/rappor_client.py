@@ -1,0 +1,398 @@
+"""A RAPPOR client whose permanent responses last: each is derived from a client secret, so that every run of the
+client reports a value through the same permanent randomized response (PRR), as Google's reference client does
+(google/rappor: HMAC-SHA256 of the secret over the Bloom filter).
+
+Spec: specs/rappor_client.py · Proof: proofs/rappor_client.md
+
+Two derivations of the PRR of a Bloom filter B from a secret, both deterministic functions of (secret, B, f):
+
+* ``"vetdp"`` (any k): the permanent stage of :func:`vetdp.impl.rappor.rappor_permanent_batch` — B XOR flips,
+  each flip an exact Bernoulli(r), r = f/2 rounded up — reading its bytes from the stream HMAC-SHA256(secret,
+  :func:`prr_message`(B, f) ‖ counter) instead of the operating system. If HMAC-SHA256 is a pseudo-random function,
+  the stream is indistinguishable from uniform bytes, so the PRR has the law of a fresh permanent response.
+* ``"reference"`` (k <= 32): the reference's rule. Byte i of HMAC-SHA256(secret, B as a 4-byte big-endian integer)
+  decides bit i: if its top 7 bits, as an integer, are below 128·f, bit i is the byte's lowest bit, else B_i. Under
+  the same assumption bit i flips with probability :func:`reference_flip_probability` (f), i.e. f rounded up to a
+  multiple of 1/128, halved.
+
+The instantaneous responses are drawn afresh for every report through vetdp's samplers (the OS CSPRNG by default).
+"""
+
+from __future__ import annotations
+
+import hmac
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from vetdp.core.measurement import (
+    BitVectorDomain,
+    DiscreteDistance,
+    MaxDivergence,
+    Measurement,
+    PrivacyConstant,
+)
+from vetdp.core.validation import check_bool, check_int
+from vetdp.impl.rappor import (
+    MAX_COHORT,
+    MD5_MAX_COHORT,
+    RAPPOR_EPSILON_INFINITY,
+    _bool_rows,
+    _check_domain,
+    _check_f,
+    _check_pq,
+    _check_report_probabilities,
+    _check_shape,
+    _discrete_distance_map,
+    _instantaneous,
+    _one_report_constant,
+    _permanent,
+    _value_bytes,
+    bloom_filter,
+    rappor_flip_probability,
+    rappor_permanent_batch,
+)
+from vetdp.sampling.primitives import bernoulli_bytes_needed, random_bytes
+from vetdp.sampling.sources import RandomSource, use_source
+
+__all__ = [
+    "PRR_TAG",
+    "CLIENT_TAG",
+    "SECRET_BYTES",
+    "MIN_SECRET_BYTES",
+    "DERIVATIONS",
+    "REFERENCE_MAX_K",
+    "PrfSource",
+    "new_secret",
+    "check_secret",
+    "client_key",
+    "prr_message",
+    "reference_flip_probability",
+    "derivation_flip_probability",
+    "derived_permanent_batch",
+    "HmacPermanentResponses",
+    "LazyPermanentResponses",
+    "RapporClient",
+    "make_rappor_client_reports",
+]
+
+PRR_TAG = b"vetdp-rappor-prr-v1"  # domain separation: the PRR stream
+CLIENT_TAG = b"vetdp-rappor-client-v1"  # domain separation: a client's key derived from a master secret
+SECRET_BYTES = 32  # a new secret: 256 bits from the OS
+MIN_SECRET_BYTES = 16  # the least accepted: 128 bits
+DERIVATIONS = ("vetdp", "reference")
+REFERENCE_MAX_K = 32  # the reference hashes B as 4 bytes and reads one digest byte per bit
+
+
+class PrfSource(RandomSource):
+    """The bytes HMAC-SHA256(key, message ‖ c) for c = 0, 1, … (8-byte big-endian counter), in order: a
+    deterministic stream of (key, message); independent uniform bytes when HMAC-SHA256 is a pseudo-random function."""
+
+    def __init__(self, key: bytes, message: bytes):
+        self._key, self._message = bytes(key), bytes(message)
+        self._counter, self._buffer = 0, b""
+
+    def random_bytes(self, n: int) -> bytes:
+        while len(self._buffer) < n:
+            block = self._message + self._counter.to_bytes(8, "big")
+            self._buffer += hmac.digest(self._key, block, "sha256")
+            self._counter += 1
+        out, self._buffer = self._buffer[:n], self._buffer[n:]
+        return out
+
+    def __repr__(self) -> str:
+        return f"PrfSource(<key>, {self._message[:24]!r}…)"
+
+
+def new_secret() -> bytes:
+    """A fresh secret of :data:`SECRET_BYTES` bytes from the current source (the OS CSPRNG by default). Keep it:
+    the permanent responses are derived from it."""
+    return random_bytes(SECRET_BYTES)
+
+
+def check_secret(name: str, secret: object) -> bytes:
+    """``secret`` as bytes, refused unless it is bytes (or bytearray/memoryview) of at least
+    :data:`MIN_SECRET_BYTES` bytes."""
+    if not isinstance(secret, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be bytes, not {type(secret).__name__}")
+    data = bytes(secret)
+    if len(data) < MIN_SECRET_BYTES:
+        raise ValueError(f"{name} holds {len(data)} bytes; a secret needs at least {MIN_SECRET_BYTES} (128 bits)")
+    return data
+
+
+def client_key(master: bytes, client_id: str | bytes | int) -> bytes:
+    """The secret of client ``client_id`` under the master secret ``master``: HMAC-SHA256(master, CLIENT_TAG ‖ a type
+    tag (b"b" for str/bytes, a str as UTF-8; b"i" for an int, as its minimal two's-complement big-endian bytes) ‖
+    the 8-byte length of the id's bytes ‖ the id's bytes) — the id encoding of
+    :func:`vetdp.impl.rappor.assign_cohort`, injective. Distinct ids get independent keys under the PRF assumption.
+
+    Preconditions: ``master`` bytes of at least 16 bytes; ``client_id`` a str, bytes or int (not a bool)."""
+    master = check_secret("master", master)
+    if isinstance(client_id, bool):
+        raise TypeError(f"client_id={client_id!r} must be a str, bytes or int, not bool")
+    if isinstance(client_id, numbers.Integral):
+        x = int(client_id)
+        tag, data = b"i", x.to_bytes((x.bit_length() + 8) // 8, "big", signed=True)
+    else:
+        tag, data = b"b", _value_bytes("client_id", client_id)
+    return hmac.digest(master, CLIENT_TAG + tag + len(data).to_bytes(8, "big") + data, "sha256")
+
+
+def prr_message(bits: Any, f: float) -> bytes:
+    """The HMAC message of the ``"vetdp"`` derivation for Bloom filter ``bits`` (k bits, bit i = position i) and
+    flip parameter f: PRR_TAG ‖ k (8 bytes big-endian) ‖ f as an IEEE-754 binary64 (big-endian) ‖ the bits packed
+    eight to a byte, bit i at bit 7 − (i mod 8) of byte i // 8 (``numpy.packbits``). Injective in (k, f, bits)."""
+    row = np.asarray(bits, dtype=bool).reshape(-1)
+    return (PRR_TAG + len(row).to_bytes(8, "big") + np.float64(f).astype(">f8").tobytes()
+            + np.packbits(row).tobytes())
+
+
+def reference_flip_probability(f: float) -> float:
+    """The probability that the reference's rule flips a bit: (the number of v in 0..127 with v < 128·f)/256, i.e.
+    ⌈128 f⌉/256 for f in [0, 1) — f/2 when 128·f is an integer, else more. Exact (a multiple of 1/256).
+    Precondition: f a float in [0, 1)."""
+    f = _check_f(f)
+    return sum(1 for v in range(128) if v < 128 * f) / 256  # 128·f is exact: a power-of-two scaling
+
+
+def derivation_flip_probability(f: float, derivation: str) -> float:
+    """The flip probability of the PRR under ``derivation``: :func:`~vetdp.impl.rappor.rappor_flip_probability`
+    (f/2 rounded up) for ``"vetdp"``, :func:`reference_flip_probability` for ``"reference"``."""
+    if derivation not in DERIVATIONS:
+        raise ValueError(f"derivation={derivation!r} must be one of {', '.join(DERIVATIONS)}")
+    return rappor_flip_probability(f) if derivation == "vetdp" else reference_flip_probability(f)
+
+
+def _effective_f(f: float, derivation: str) -> float:
+    """The f whose :func:`rappor_flip_probability` is the derivation's flip probability (f itself for vetdp, 2·r
+    for the reference, a multiple of 1/128), refused when the reference's rounding reaches 1."""
+    f = _check_f(f)
+    if derivation == "vetdp":
+        return f
+    effective = 2 * reference_flip_probability(f)
+    if effective >= 1:
+        raise ValueError(f"f={f!r}: derivation='reference' rounds f up to a multiple of 1/128, here to 1 (every "
+                         f"permanent bit a coin flip, nothing reported); use f <= 127/128")
+    return effective
+
+
+class _BufferSource(RandomSource):
+    """Serves ``data`` in order, then ones (the caller recomputes every row that read past ``data``)."""
+
+    def __init__(self, data: bytes):
+        self._data, self._at = data, 0
+
+    def random_bytes(self, n: int) -> bytes:
+        out = self._data[self._at:self._at + n]
+        self._at += n
+        return out + b"\x01" * (n - len(out))
+
+
+def _vetdp_row(key: bytes, row: np.ndarray, f: float) -> np.ndarray:
+    """The definition of the ``"vetdp"`` PRR of one row: rappor_permanent_batch on the row, reading the PRF stream."""
+    with use_source(PrfSource(key, prr_message(row, f))):
+        return rappor_permanent_batch(row[None, :], f)[0]
+
+
+def _vetdp_rows(keys: Sequence[bytes], rows: np.ndarray, f: float) -> np.ndarray:
+    """:func:`_vetdp_row` of every row, vectorised: the first k bytes of every row's stream decide every cell whose
+    byte is non-zero (the batch sampler's first round); a row with a zero byte among them, which reads further
+    bytes when r needs more than one byte, is recomputed by :func:`_vetdp_row`."""
+    n, k = rows.shape
+    blocks = (k + 31) // 32
+    messages = [prr_message(row, f) for row in rows]
+    digest = hmac.digest
+    stream = b"".join(digest(key, msg + c.to_bytes(8, "big"), "sha256")
+                      for key, msg in zip(keys, messages, strict=True) for c in range(blocks))
+    first = np.frombuffer(stream, dtype=np.uint8).reshape(n, 32 * blocks)[:, :k]
+    with use_source(_BufferSource(np.ascontiguousarray(first).tobytes())):
+        out = rappor_permanent_batch(rows, f)
+    if bernoulli_bytes_needed(rappor_flip_probability(f)) > 1:
+        for i in np.flatnonzero((first == 0).any(axis=1)):
+            out[i] = _vetdp_row(keys[i], rows[i], f)
+    return out
+
+
+def _reference_rows(keys: Sequence[bytes], rows: np.ndarray, f: float) -> np.ndarray:
+    """The reference's PRR of every row: byte i of HMAC-SHA256(key, B as 4 bytes big-endian) gives bit i."""
+    n, k = rows.shape
+    weights = (1 << np.arange(k, dtype=np.uint64)).astype(np.uint64)  # bit i of the integer B is position i
+    values = (rows.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64) if k else np.zeros(n, np.uint64)
+    digests = b"".join(hmac.digest(key, int(v).to_bytes(4, "big"), "sha256")
+                       for key, v in zip(keys, values.tolist(), strict=True))
+    d = np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)[:, :k]
+    noise = (d >> 1) < 128 * f
+    return np.where(noise, (d & 1).astype(bool), rows)
+
+
+def derived_permanent_batch(keys: Sequence[bytes], bloom_rows: Any, f: float, derivation: str = "vetdp") -> np.ndarray:
+    """The PRR of every row of an (n, k) bit array, row i derived from the secret ``keys[i]`` (see the module
+    docstring): a deterministic function of (keys[i], row i, f, derivation), the same in every run and on every
+    machine. Under the PRF assumption each row's bits flip independently with probability
+    :func:`derivation_flip_probability` (f, derivation), independently across rows with distinct (key, row).
+
+    Preconditions: ``keys`` n bytes objects of at least 16 bytes; ``bloom_rows`` a 2-D array of bits; ``f`` a float
+    in [0, 1); ``derivation`` one of :data:`DERIVATIONS` (``"reference"``: k <= 32 and f <= 127/128).
+    """
+    rows = _bool_rows("bloom_rows", bloom_rows)
+    f = _check_f(f)
+    if derivation not in DERIVATIONS:
+        raise ValueError(f"derivation={derivation!r} must be one of {', '.join(DERIVATIONS)}")
+    if isinstance(keys, (str, bytes)) or len(keys) != rows.shape[0]:
+        raise ValueError(f"keys must hold one secret per row ({rows.shape[0]})")
+    keys = [check_secret(f"keys[{i}]", key) for i, key in enumerate(keys)]
+    if derivation == "reference":
+        if rows.shape[1] > REFERENCE_MAX_K:
+            raise ValueError(f"k={rows.shape[1]}: derivation='reference' hashes the Bloom filter as 4 bytes and "
+                             f"reads one digest byte per bit, so it needs k in [1, {REFERENCE_MAX_K}]")
+        _effective_f(f, derivation)
+        return _reference_rows(keys, rows, f)
+    return _vetdp_rows(keys, rows, f)
+
+
+class HmacPermanentResponses:
+    """The permanent responses of one secret: :meth:`of` (B) = :func:`derived_permanent_batch` ([secret], [B], f,
+    derivation) — nothing is stored, so every run recomputes the same response."""
+
+    def __init__(self, secret: bytes, f: float, derivation: str):
+        self.secret, self.f, self.derivation = secret, f, derivation
+
+    def of(self, bits: tuple[bool, ...]) -> tuple[bool, ...]:
+        row = derived_permanent_batch([self.secret], np.array([bits], dtype=bool), self.f, self.derivation)[0]
+        return tuple(bool(b) for b in row)
+
+
+class LazyPermanentResponses:
+    """The idealised secret (a random function, drawn lazily): :meth:`of` (B) draws B XOR Bernoulli(r) flips through
+    the sampler primitives (the context's source; the engine enumerates them) the first time B is asked for and
+    returns the same response ever after. What :class:`HmacPermanentResponses` is when HMAC-SHA256 is replaced by a
+    truly random function."""
+
+    def __init__(self, flip: float, constant_time: bool = False):
+        self.flip, self.constant_time = flip, constant_time
+        self._drawn: dict[tuple[bool, ...], tuple[bool, ...]] = {}
+
+    def of(self, bits: tuple[bool, ...]) -> tuple[bool, ...]:
+        found = self._drawn.get(bits)
+        if found is None:
+            found = self._drawn[bits] = _permanent(bits, self.flip, self.constant_time)
+        return found
+
+
+def _privacy(h: int, k: int, f: float, p: float, q: float, derivation: str) -> tuple[PrivacyConstant,
+                                                                                      PrivacyConstant, float]:
+    """(ε₁ constant, ε∞ constant, flip probability) of a client under ``derivation`` (checks f, p, q)."""
+    f_value = _effective_f(f, derivation)
+    if f_value == 0:
+        raise ValueError("f=0.0 must be in (0, 1) for a RAPPOR client: without a permanent response repeated "
+                         "reports have no loss bound independent of their number (ε∞ is infinite)")
+    p_value, q_value = _check_pq(p, q)
+    rv = _check_report_probabilities(f_value, p_value, q_value)
+    return (_one_report_constant(rv, p_value, q_value, h, k),
+            PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rv, "d": min(2 * h, k)}), rv)
+
+
+class RapporClient:
+    """One RAPPOR client: reports string values through its cohort's Bloom filter, each value through one permanent
+    response (PRR) derived from the client's ``secret`` — the same PRR in this run and in every later run with the
+    same secret — and a fresh instantaneous response per report.
+
+    ``secret``: bytes (at least 16; :func:`new_secret` makes one; :func:`client_key` derives one per client from a
+    master secret). Without a secret (None) the client draws each PRR the first time it reports the value and keeps it
+    for as long as the object lives only: the idealised secret of :class:`LazyPermanentResponses`, for tests and the
+    engine; a later run would draw anew and lose the ε∞ bound across runs. ``derivation``: ``"vetdp"`` or
+    ``"reference"`` (k <= 32; the reference client's PRR bit for bit); ``hash``: the Bloom positions
+    (:data:`vetdp.impl.rappor.HASHES`).
+
+    Preconditions: ``k`` in [1, 2**32] (md5: <= 256; reference derivation: <= 32), ``h`` in [1, k]; ``f`` in (0, 1)
+    (reference: <= 127/128); 0 <= p < q <= 1 with p*, 1 − q* >= 2**-1000; ``cohort`` in [0, 2**64 − 1] (md5:
+    < 2**32); ``constant_time`` a bool (the instantaneous draws; the PRR is computed once per value from the secret).
+
+    Privacy: all reports of one value (of one Bloom filter) together, over every run with this secret, are
+    :attr:`epsilon_infinity`-DP if HMAC-SHA256 is a pseudo-random function (exactly the law of
+    :func:`make_rappor_client_reports`); a single report is :attr:`epsilon_one`-DP. Both use the derivation's flip
+    probability (:attr:`flip`). Values are keyed by their Bloom filter, a str hashed as its UTF-8.
+
+    Proof: proofs/rappor_client.md
+    """
+
+    def __init__(self, k: int, h: int, f: float, p: float, q: float, cohort: int, secret: bytes | None = None, *,
+                 hash: str = "sha256", derivation: str = "vetdp", constant_time: bool = False):
+        k, h = _check_shape(k, h, hash)
+        if derivation not in DERIVATIONS:
+            raise ValueError(f"derivation={derivation!r} must be one of {', '.join(DERIVATIONS)}")
+        if derivation == "reference" and k > REFERENCE_MAX_K:
+            raise ValueError(f"k={k}: derivation='reference' needs k in [1, {REFERENCE_MAX_K}]")
+        check_bool("constant_time", constant_time)
+        one, many, flip = _privacy(h, k, f, p, q, derivation)
+        self.k, self.h, self.f, self.p, self.q = k, h, _check_f(f), *_check_pq(p, q)
+        self.hash, self.derivation, self.flip, self.constant_time = hash, derivation, flip, constant_time
+        self.cohort = check_int("cohort", cohort, lo=0, hi=MAX_COHORT if hash == "sha256" else MD5_MAX_COHORT)
+        self.epsilon_one: float = one.value
+        self.epsilon_infinity: float = many.value
+        if secret is None:
+            self.secret = None
+            self._responses: Any = LazyPermanentResponses(flip, constant_time)
+        else:
+            self.secret = check_secret("secret", secret)
+            self._responses = HmacPermanentResponses(self.secret, self.f, derivation)
+
+    def bloom_filter(self, value: str | bytes) -> tuple[bool, ...]:
+        """The Bloom filter of ``value`` in this client's cohort."""
+        return bloom_filter(value, self.cohort, self.k, self.h, self.hash)
+
+    def permanent_response(self, value: str | bytes) -> tuple[bool, ...]:
+        """The permanent response of ``value``: a function of (secret, Bloom filter of value, f) only."""
+        return self._responses.of(self.bloom_filter(value))
+
+    def report(self, value: str | bytes) -> tuple[bool, ...]:
+        """One report of ``value``: a fresh instantaneous response of its permanent response."""
+        return _instantaneous(self.permanent_response(value), self.p, self.q, self.constant_time)
+
+
+def make_rappor_client_reports(input_domain: BitVectorDomain, input_metric: DiscreteDistance, f: float, p: float,
+                               q: float, runs: int, derivation: str = "vetdp",
+                               constant_time: bool = False) -> Measurement:
+    """The reports of one Bloom filter made by one client in ``runs`` separate runs, one report per run, every run
+    deriving the permanent response from the client's secret — modelled, as the PRF assumption allows, by one
+    :class:`LazyPermanentResponses` shared by the runs (a fresh secret per call of the function).
+
+    Preconditions: as :func:`vetdp.impl.rappor.make_rappor_reports` (f in (0, 1)); ``runs`` an int >= 1;
+    ``derivation`` one of :data:`DERIVATIONS` (``"reference"``: k <= 32, f <= 127/128).
+
+    Privacy: map(1) = ε∞ = min(2h, k)·ln((1 − r)/r) rounded up, r = the derivation's flip probability, whatever
+    ``runs`` is: every run's report is post-processing of the one permanent response. map(d_in > 1) raises.
+
+    Proof: proofs/rappor_client.md
+    """
+    h, k = _check_domain("make_rappor_client_reports", input_domain, input_metric)
+    if derivation not in DERIVATIONS:
+        raise ValueError(f"derivation={derivation!r} must be one of {', '.join(DERIVATIONS)}")
+    if derivation == "reference" and k > REFERENCE_MAX_K:
+        raise ValueError(f"k={k}: derivation='reference' needs k in [1, {REFERENCE_MAX_K}]")
+    _, constant, flip = _privacy(h, k, f, p, q, derivation)
+    p_value, q_value = _check_pq(p, q)
+    n_runs = check_int("runs", runs, lo=1)
+    check_bool("constant_time", constant_time)
+    epsilon = constant.value
+
+    def function(bits: tuple[bool, ...]) -> tuple[tuple[bool, ...], ...]:
+        secret = LazyPermanentResponses(flip, constant_time)  # one client, one secret, every run
+        return tuple(_instantaneous(secret.of(tuple(bits)), p_value, q_value, constant_time) for _ in range(n_runs))
+
+    return Measurement(
+        input_domain=input_domain,
+        input_metric=input_metric,
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=_discrete_distance_map(epsilon),
+        output_domain=None,
+        privacy_constant=constant,
+        parameters={"input_domain": input_domain, "input_metric": input_metric, "f": _check_f(f), "p": p_value,
+                    "q": q_value, "runs": n_runs, "derivation": derivation, "constant_time": constant_time},
+        name="make_rappor_client_reports",
+    )
+
