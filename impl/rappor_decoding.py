@@ -6,10 +6,6 @@ statistical: t̂ is exactly unbiased with the stated variance (checked exactly b
 regression's estimates, intervals and tests hold under the linear model stated in proofs/rappor_decoding.md, and the
 spec checks them end to end by a seeded simulation with a stated confidence.
 
-Server-side code: the module imports with NumPy alone (it is part of the runtime's package), but decoding
-(:func:`decode`, :func:`candidate_design_sparse`) needs scipy, scikit-learn, statsmodels and threadpoolctl, which
-come with the harness extra (``pip install 'vetdp[harness]'``) and are imported by the functions that use them.
-
 Spec: specs/rappor_decoding.py · Proof: proofs/rappor_decoding.md
 """
 
@@ -20,18 +16,17 @@ import math
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from vetdp.core.validation import check_float, check_int, check_interval
-
-if TYPE_CHECKING:
-    import scipy.sparse as sp
 
 __all__ = [
     "rappor_report_probabilities",
     "estimate_bit_counts",
+    "unbiased_bit_counts",
     "bit_count_variance",
     "candidate_design_matrix",
     "candidate_design_sparse",
@@ -39,6 +34,10 @@ __all__ = [
     "split_cohorts",
     "RapporDecodeResult",
     "decode",
+    "decode_counts",
+    "choose_method",
+    "DECODE_METHODS",
+    "ALL_CANDIDATES_FRACTION",
     "RapporSimulation",
     "simulate_population",
     "DISTRIBUTIONS",
@@ -47,6 +46,11 @@ __all__ = [
     "score_decode",
 ]
 
+DECODE_METHODS = ("auto", "all", "split", "paper")
+# "auto" fits every candidate when they and the background fill at most this share of the rows: least squares then
+# loses less to the width of the model (for near-orthogonal random columns the variance grows by about
+# 1/(1 − columns/rows), <= 2 here) than a sample split loses to halving the data (variance × 2)
+ALL_CANDIDATES_FRACTION = Fraction(1, 2)
 MAX_SELECTED_FRACTION = Fraction(4, 5)  # at most 80% of a half's rows enter the OLS fit (as the R code)
 # The screen's penalty, in units of the universal threshold: half of it. The screen runs on cohorts the estimates do
 # not use, so a null candidate it keeps costs one column of the fit, while a reported string it drops biases the
@@ -130,11 +134,36 @@ def _bit_counts(reports: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> t
     return counts, sizes
 
 
+def unbiased_bit_counts(counts: Any, cohort_sizes: Any, f: float, p: float, q: float,
+                        exact: bool = False) -> np.ndarray:
+    """t̂ with t̂[j, i] = (c_ji − p*·N_j)/(q* − p*) from the bit counts c (``counts[j, i]``: reports of cohort j with
+    bit i set) and the cohort sizes N (``cohort_sizes[j]``), (q*, p*) from :func:`rappor_report_probabilities`.
+
+    Guarantee: for independent reports, E[t̂_ji] = T_ji (the number of them whose Bloom bit i is set) exactly, with
+    variance :func:`bit_count_variance`. ``exact=True`` returns an object array of Fractions (exact), else float64
+    (q* − p* and p* rounded once each to float64). Preconditions: counts (num_cohorts, k) ints in [0, N_j],
+    cohort_sizes num_cohorts ints >= 0; f, p, q as :func:`rappor_report_probabilities`.
+    """
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact={exact!r} must be a bool")
+    q_star, p_star = rappor_report_probabilities(f, p, q)
+    counts, sizes = np.asarray(counts), np.asarray(cohort_sizes)
+    if exact:
+        gap = q_star - p_star
+        est = np.empty(counts.shape, dtype=object)
+        for j in range(counts.shape[0]):
+            offset = p_star * int(sizes[j])
+            for i in range(counts.shape[1]):
+                est[j, i] = (int(counts[j, i]) - offset) / gap
+        return est
+    return (counts - float(p_star) * sizes[:, None]) / float(q_star - p_star)
+
+
 def estimate_bit_counts(reports: Any, cohorts: Any, num_cohorts: int, f: float, p: float, q: float,
                         exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(t̂, N): t̂[j, i] = (c_ij − p*·N_j)/(q* − p*), the unbiased estimate of how many reports of cohort j have
     Bloom bit i set; N[j] = the number of reports in cohort j (c_ij: reported ones, (q*, p*) from
-    :func:`rappor_report_probabilities`).
+    :func:`rappor_report_probabilities`; t̂ is :func:`unbiased_bit_counts` of the counts).
 
     Guarantee: for independent reports, E[t̂_ij] = T_ij (the true number) exactly, with variance
     :func:`bit_count_variance`. ``exact=True`` returns t̂ as an object array of Fractions (exact), else float64
@@ -146,20 +175,11 @@ def estimate_bit_counts(reports: Any, cohorts: Any, num_cohorts: int, f: float, 
     num_cohorts = check_int("num_cohorts", num_cohorts, lo=1)
     if not isinstance(exact, bool):
         raise TypeError(f"exact={exact!r} must be a bool")
-    q_star, p_star = rappor_report_probabilities(f, p, q)
+    rappor_report_probabilities(f, p, q)
     arr = _reports(reports)
     coh = _cohorts(cohorts, arr.shape[0], num_cohorts)
     counts, sizes = _bit_counts(arr, coh, num_cohorts)
-    if exact:
-        gap = q_star - p_star
-        est = np.empty(counts.shape, dtype=object)
-        for j in range(num_cohorts):
-            offset = p_star * int(sizes[j])
-            for i in range(counts.shape[1]):
-                est[j, i] = (int(counts[j, i]) - offset) / gap
-        return est, sizes
-    est = (counts - float(p_star) * sizes[:, None]) / float(q_star - p_star)
-    return est, sizes
+    return unbiased_bit_counts(counts, sizes, f, p, q, exact), sizes
 
 
 def bit_count_variance(true_count: int, cohort_size: int, f: float, p: float, q: float,
@@ -200,14 +220,14 @@ def _candidates(candidates: Any) -> tuple[str | bytes, ...]:
     return out
 
 
-def _bloom_table(candidates: tuple, num_cohorts: int, k: int, h: int) -> np.ndarray:
+def _bloom_table(candidates: tuple, num_cohorts: int, k: int, h: int, hash: str = "sha256") -> np.ndarray:
     """(num_cohorts·M, k) bool: row j·M + m = the Bloom filter of candidate m in cohort j, from
     ``vetdp.impl.rappor.bloom_filter_matrix`` (the mechanism's own hash: one definition)."""
     from vetdp.impl.rappor import bloom_filter_matrix
 
     m = len(candidates)
     return bloom_filter_matrix(list(candidates) * num_cohorts, np.repeat(np.arange(num_cohorts, dtype=np.int64), m),
-                               k, h)
+                               k, h, hash)
 
 
 def _shape(num_cohorts: object, k: object, h: object) -> tuple[int, int, int]:
@@ -219,8 +239,10 @@ def _shape(num_cohorts: object, k: object, h: object) -> tuple[int, int, int]:
     return num_cohorts, k, h
 
 
-def candidate_design_matrix(candidates: Sequence[str | bytes], num_cohorts: int, k: int, h: int) -> np.ndarray:
-    """The (num_cohorts·k, M) bool matrix X: X[j·k + i, m] = bit i of candidate m's Bloom filter in cohort j.
+def candidate_design_matrix(candidates: Sequence[str | bytes], num_cohorts: int, k: int, h: int,
+                            hash: str = "sha256") -> np.ndarray:
+    """The (num_cohorts·k, M) bool matrix X: X[j·k + i, m] = bit i of candidate m's Bloom filter in cohort j
+    (``hash``: the Bloom positions, as :func:`vetdp.impl.rappor.bloom_positions`).
 
     Dense: 10**4 candidates × 64 cohorts × k = 128 take 82 MB; :func:`candidate_design_sparse` is the same matrix
     in sparse form (what :func:`decode` uses). Preconditions: candidates a non-empty sequence of distinct str/bytes;
@@ -228,18 +250,17 @@ def candidate_design_matrix(candidates: Sequence[str | bytes], num_cohorts: int,
     """
     cands = _candidates(candidates)
     num_cohorts, k, h = _shape(num_cohorts, k, h)
-    table = _bloom_table(cands, num_cohorts, k, h).reshape(num_cohorts, len(cands), k)
+    table = _bloom_table(cands, num_cohorts, k, h, hash).reshape(num_cohorts, len(cands), k)
     return np.ascontiguousarray(table.transpose(0, 2, 1).reshape(num_cohorts * k, len(cands)))
 
 
-def candidate_design_sparse(candidates: Sequence[str | bytes], num_cohorts: int, k: int, h: int) -> sp.csc_matrix:
+def candidate_design_sparse(candidates: Sequence[str | bytes], num_cohorts: int, k: int, h: int,
+                            hash: str = "sha256") -> sp.csc_matrix:
     """:func:`candidate_design_matrix` as a float64 CSC matrix (at most num_cohorts·h non-zeros per column)."""
-    import scipy.sparse as sp
-
     cands = _candidates(candidates)
     num_cohorts, k, h = _shape(num_cohorts, k, h)
     m = len(cands)
-    pair, bit = np.nonzero(_bloom_table(cands, num_cohorts, k, h))  # pair = j·M + m
+    pair, bit = np.nonzero(_bloom_table(cands, num_cohorts, k, h, hash))  # pair = j·M + m
     return sp.csc_matrix((np.ones(len(pair)), ((pair // m) * k + bit, pair % m)), shape=(num_cohorts * k, m))
 
 
@@ -249,18 +270,21 @@ def candidate_design_sparse(candidates: Sequence[str | bytes], num_cohorts: int,
 class RapporDecodeResult:
     """The decoded counts, one entry per candidate (arrays of length M, read-only).
 
-    The cohorts with reports are split in two (:func:`split_cohorts`): the lasso screen sees only
-    ``screen_cohorts``, the least-squares fit that gives estimates, intervals and tests only ``fit_cohorts``; so
-    the intervals and p-values are those of a model chosen without looking at their data.
+    ``method``: "all" — one least-squares fit of every candidate over every cohort with reports (``fit_cohorts``;
+    no screen) — or "split" — the cohorts with reports split in two (:func:`split_cohorts`), the lasso screen seeing
+    only ``screen_cohorts`` and the least-squares fit that gives estimates, intervals and tests only
+    ``fit_cohorts``: either way the intervals and p-values are those of a model chosen without looking at their
+    data. ("paper": screen and fit on the same cohorts, for comparison only; see :func:`decode_counts`.)
 
     ``estimates[m]``: the estimated number of reports whose value is candidate m, over all cohorts (0 when not
     selected; least-squares estimates are not clipped, so a selected one may be negative or exceed
     ``num_reports``); ``std_errors``, ``p_values`` (one-sided t-test of "count > 0"; NaN / 1 when not selected);
-    ``significant``: p_value < ``threshold`` = alpha/M (Bonferroni); ``confidence_intervals`` (M, 2): two-sided
-    t-intervals at level 1 − alpha per candidate (NaN when not selected); ``selected``: kept by the lasso screen
-    (and linearly independent). ``background``: the fitted count of ones per bit not explained by the selected
-    candidates (intercept), ``lasso_penalty`` the sklearn alpha used, ``residual_std`` the OLS residual standard
-    deviation, ``cohort_sizes`` N_j.
+    ``significant``: p_value < ``threshold`` = alpha/S (Bonferroni over the S candidates in the fitted model;
+    alpha/M for the "paper" method); ``confidence_intervals`` (M, 2): two-sided t-intervals at level 1 − alpha per
+    candidate (NaN when not selected); ``selected``: in the fitted model (kept by the screen, and linearly
+    independent). ``background``: the fitted count of ones per bit not explained by the
+    selected candidates (intercept), ``lasso_penalty`` the sklearn alpha used (NaN without a screen),
+    ``residual_std`` the OLS residual standard deviation, ``cohort_sizes`` N_j.
     """
 
     candidates: tuple[str | bytes, ...]
@@ -279,6 +303,7 @@ class RapporDecodeResult:
     cohort_sizes: np.ndarray
     screen_cohorts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     fit_cohorts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    method: str = "split"
 
 
 def lasso_penalty(noise_std: float, column_norm: float, num_rows: int, num_candidates: int) -> float:
@@ -310,88 +335,193 @@ def split_cohorts(cohort_sizes: Any) -> tuple[np.ndarray, np.ndarray]:
     return live[0::2], live[1::2]
 
 
-def _independent_columns(dense: np.ndarray) -> np.ndarray:
-    """Indices of a maximal set of linearly independent columns (QR with column pivoting), in increasing order."""
-    import scipy.linalg
+def _least_squares(columns: sp.csc_matrix, background: np.ndarray,
+                   y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
+    """(kept, params, std_errors, df, scale): ordinary least squares of y on the background column and the columns
+    ``kept`` — a maximal set of columns linearly independent given the background, found by pivoted Cholesky
+    (LAPACK dpstrf, its default tolerance) of their Gram matrix with the background projected out, a rule on the
+    design alone. params[0] is the background's coefficient; std_errors = sqrt(scale·diag((WᵀW)⁻¹)) with
+    scale = ‖residual‖²/df, df = rows − 1 − len(kept) (scale NaN when df <= 0).
 
-    if dense.shape[1] == 0:
-        return np.zeros(0, dtype=np.int64)
-    _, r, piv = scipy.linalg.qr(dense, mode="economic", pivoting=True)
-    diag = np.abs(np.diag(r))
-    if not diag.size or diag[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    tol = diag[0] * max(dense.shape) * np.finfo(float).eps * 16
-    return np.sort(piv[: int(np.count_nonzero(diag > tol))])
+    Solved by the normal equations WᵀWβ = Wᵀy (Cholesky): W is sparse, so WᵀW costs little even with thousands of
+    candidates, where a dense QR or SVD of the rows × columns matrix took minutes."""
+    import scipy.linalg
+    from scipy.linalg import lapack
+
+    g = np.asarray(background, dtype=float).ravel()
+    gg = float(g @ g)
+    cross = np.asarray(columns.T @ g).ravel()
+    gram = np.asarray((columns.T @ columns).todense(), dtype=float)
+    kept = np.zeros(0, dtype=np.int64)
+    if columns.shape[1]:
+        beside = gram - np.outer(cross, cross) / gg
+        if float(np.max(np.diag(beside))) > 0:
+            _, piv, rank, _ = lapack.dpstrf(beside, lower=0)
+            kept = np.sort(piv[:rank] - 1).astype(np.int64)
+    w_cols = columns[:, kept]
+    normal = np.empty((len(kept) + 1, len(kept) + 1))
+    normal[0, 0], normal[0, 1:], normal[1:, 0] = gg, cross[kept], cross[kept]
+    normal[1:, 1:] = gram[np.ix_(kept, kept)]
+    rhs = np.concatenate([[g @ y], np.asarray(w_cols.T @ y).ravel()])
+    factor = scipy.linalg.cho_factor(normal)
+    params = scipy.linalg.cho_solve(factor, rhs)
+    residual = y - g * params[0] - np.asarray(w_cols @ params[1:]).ravel()
+    df = len(y) - 1 - len(kept)
+    scale = float(residual @ residual) / df if df > 0 else math.nan
+    inverse_diag = np.diag(scipy.linalg.cho_solve(factor, np.eye(len(kept) + 1)))
+    return kept, params, np.sqrt(scale * inverse_diag), df, scale
+
+
+def choose_method(num_candidates: int, num_rows: int) -> str:
+    """The decoder :func:`decode_counts` runs for ``method="auto"``: ``"all"`` (least squares on every candidate and
+    all the reports) when the candidates and the background fill at most :data:`ALL_CANDIDATES_FRACTION` of the
+    rows (live cohorts × k), else ``"split"`` (a lasso screen on half of the cohorts, least squares on the other).
+    A rule on sizes alone: it never looks at the counts."""
+    return "all" if num_candidates + 1 <= ALL_CANDIDATES_FRACTION * num_rows else "split"
+
+
+def _check_counts(counts: Any, cohort_sizes: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+    c = np.asarray(counts)
+    n = np.asarray(cohort_sizes)
+    if c.ndim != 2 or c.shape[1] != k:
+        raise ValueError(f"counts must be a (num_cohorts, k={k}) array of bit counts, got shape {c.shape}")
+    if n.ndim != 1 or n.shape[0] != c.shape[0]:
+        raise ValueError(f"cohort_sizes must hold one count per cohort ({c.shape[0]}), got shape {n.shape}")
+    for name, a in (("counts", c), ("cohort_sizes", n)):
+        if a.size and (a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer)):
+            raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+    c, n = c.astype(np.int64), n.astype(np.int64)
+    if (n < 0).any() or (c < 0).any():
+        raise ValueError("counts and cohort_sizes must be >= 0")
+    bad = np.flatnonzero((c > n[:, None]).any(axis=1))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"counts[{j}] holds {int(c[j].max())} ones in a cohort of cohort_sizes[{j}]={int(n[j])} "
+                         f"reports; a bit's count must be in [0, the cohort's reports]")
+    if int(n.sum()) == 0:
+        raise ValueError("cohort_sizes sum to 0; decode needs at least one report")
+    return c, n
 
 
 def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: int, h: int, f: float, p: float,
-           q: float, num_cohorts: int, alpha: float = 0.05) -> RapporDecodeResult:
-    """Estimate how many reports carry each candidate value (see :class:`RapporDecodeResult`).
+           q: float, num_cohorts: int, alpha: float = 0.05, hash: str = "sha256",
+           method: str = "auto") -> RapporDecodeResult:
+    """Estimate how many reports carry each candidate value (see :class:`RapporDecodeResult`): the reports' bit
+    counts per cohort, then :func:`decode_counts` (which states the model, the two decoders and their guarantees).
+
+    Preconditions: reports (n, k) bits with n >= 1; cohorts n ints in [0, num_cohorts); candidates non-empty and
+    distinct; 1 <= h <= k; f, p, q as :func:`rappor_report_probabilities`; alpha in (0, 1); ``hash`` the reports'
+    Bloom positions (:data:`vetdp.impl.rappor.HASHES`); ``method`` one of :data:`DECODE_METHODS`.
+    """
+    num_cohorts, k, h = _shape(num_cohorts, k, h)
+    arr = _reports(reports, k)
+    if arr.shape[0] == 0:
+        raise ValueError("reports is empty; decode needs at least one report")
+    counts, sizes = _bit_counts(arr, _cohorts(cohorts, arr.shape[0], num_cohorts), num_cohorts)
+    return decode_counts(counts, sizes, candidates, k=k, h=h, f=f, p=p, q=q, alpha=alpha, hash=hash, method=method)
+
+
+def decode_counts(counts: Any, cohort_sizes: Any, candidates: Sequence[str | bytes], *, k: int, h: int, f: float,
+                  p: float, q: float, alpha: float = 0.05, hash: str = "sha256", design: Any = None,
+                  method: str = "auto") -> RapporDecodeResult:
+    """Estimate how many reports carry each candidate value from the bit counts (the reference's ``sum_bits``
+    output): ``counts[j, i]`` reports of cohort j with bit i set, ``cohort_sizes[j]`` reports in cohort j.
 
     Model (proofs/rappor_decoding.md): t̂_ji = Σ_m X[j·k+i, m]·(N_j/N)·x_m + b·(N_j/N) + noise, x_m the number of
-    reports of candidate m, b the background. The cohorts with reports are split in two (:func:`split_cohorts`). A
-    positive lasso (sklearn, penalty ``SCREEN_PENALTY_FACTOR`` × :func:`lasso_penalty`) on the first half screens
-    the candidates, at most 80% of a half's rows; ordinary least squares (statsmodels) of the second half on the
-    screened ones gives estimates, standard errors, one-sided p-values and 1 − alpha intervals; significant:
-    p < alpha/M. The fit half never influenced the choice of model, so its intervals and tests carry no selection
-    bias (their price: the estimates use half of the reports).
+    reports of candidate m, b the background, X the candidates' Bloom bits (hashed with ``hash``, or ``design``: a
+    (num_cohorts·k, M) 0/1 matrix, e.g. from the reference's map file). Rows of cohorts without reports are left out.
 
-    Preconditions: reports (n, k) bits with n >= 1; cohorts n ints in [0, num_cohorts), reports in at least two
-    cohorts; candidates non-empty and distinct; 1 <= h <= k; f, p, q as :func:`rappor_report_probabilities`;
-    alpha in (0, 1).
+    * ``method="all"``: ordinary least squares of t̂ on every candidate (linearly dependent ones dropped, a rule on X
+      alone) and the background, over every cohort. No candidate is chosen by looking at the data, so under the
+      model each interval holds its count with probability 1 − alpha and each test has its level — with all the
+      reports behind every estimate.
+    * ``method="split"``: the cohorts with reports are split in two (:func:`split_cohorts`); a positive lasso
+      (sklearn, penalty ``SCREEN_PENALTY_FACTOR`` × :func:`lasso_penalty`) on the first half screens the candidates,
+      at most 80% of a half's rows; least squares of the second half on the screened ones gives the estimates,
+      intervals and tests, free of selection bias given the screen (their price: half of the reports).
+    * ``method="auto"`` (default): :func:`choose_method` — "all" whenever the candidates fit in half of the rows,
+      else "split".
+    * ``method="paper"``: the paper's decoder, for comparison — a lasso at the full universal threshold and least
+      squares on the same cohorts, Bonferroni over all M. Its intervals and tests are those of a model chosen on
+      their own data: no coverage or error rate is claimed for them (docs/rappor.md measures both).
+
+    One-sided p-values of "count > 0"; significant when p < ``threshold`` = alpha/S, S the candidates in the fitted
+    model (Bonferroni: given the model, which did not look at the fit's data, the chance of any false discovery is at
+    most alpha; "paper": alpha/M); two-sided 1 − alpha t-intervals.
+
+    Preconditions: counts a (num_cohorts, k) array of ints in [0, cohort_sizes[j]]; cohort_sizes num_cohorts ints
+    >= 0 summing to at least 1; candidates non-empty and distinct; 1 <= h <= k; f, p, q as
+    :func:`rappor_report_probabilities`; alpha in (0, 1); ``method`` one of :data:`DECODE_METHODS` ("split" needs
+    reports in at least two cohorts; "all" needs M + 1 < live cohorts × k); ``design`` None or (num_cohorts·k, M).
     """
-    import scipy.sparse as sp
-    import statsmodels.api as sm
     from scipy import stats
     from sklearn.linear_model import Lasso
     from threadpoolctl import threadpool_limits
 
-    num_cohorts, k, h = _shape(num_cohorts, k, h)
+    k = check_int("k", k, lo=1)
+    counts, sizes = _check_counts(counts, cohort_sizes, k)
+    num_cohorts, k, h = _shape(counts.shape[0], k, h)
     alpha = check_float("alpha", alpha)
     check_interval("alpha", alpha, 0, 1, lo_closed=False, hi_closed=False)
+    if method not in DECODE_METHODS:
+        raise ValueError(f"method={method!r} must be one of {', '.join(DECODE_METHODS)}")
     cands = _candidates(candidates)
-    arr = _reports(reports, k)
-    if arr.shape[0] == 0:
-        raise ValueError("reports is empty; decode needs at least one report")
-    t_hat, sizes = estimate_bit_counts(arr, cohorts, num_cohorts, f, p, q)
     q_star, p_star = rappor_report_probabilities(f, p, q)
-    n, m = arr.shape[0], len(cands)
-    screen_cohorts, fit_cohorts = split_cohorts(sizes)
-    full = candidate_design_sparse(cands, num_cohorts, k, h)
+    t_hat = unbiased_bit_counts(counts, sizes, f, p, q)
+    n, m = int(sizes.sum()), len(cands)
+    if design is None:
+        full = candidate_design_sparse(cands, num_cohorts, k, h, hash)
+    else:
+        full = sp.csc_matrix(design, dtype=float)
+        if full.shape != (num_cohorts * k, m):
+            raise ValueError(f"design has shape {full.shape}; it must be (num_cohorts·k, M) = ({num_cohorts * k}, {m})")
+    live = np.flatnonzero(sizes)
+    if method == "auto":
+        method = choose_method(m, len(live) * k)
+    if method == "all" and m + 1 >= len(live) * k:
+        raise ValueError(f"method='all' fits {m} candidates and the background to {len(live) * k} rows (cohorts with "
+                         f"reports × k); it needs M + 1 < rows: use method='split' or more cohorts")
 
-    def half(which: np.ndarray) -> tuple[np.ndarray, sp.csc_matrix, np.ndarray]:
+    def rows_of(which: np.ndarray) -> tuple[np.ndarray, sp.csc_matrix, np.ndarray]:
         weights = np.repeat(sizes[which] / n, k)
         row_ids = (which[:, None] * k + np.arange(k)[None, :]).ravel()
         return weights, sp.csc_matrix(sp.diags(weights) @ full[row_ids]), t_hat[which].ravel()
 
-    # the screen: a positive lasso on the screen cohorts only
-    _, design, y = half(screen_cohorts)
-    bit_var = float(max(p_star * (1 - p_star), q_star * (1 - q_star)))
-    # at least half a count: counts are integers, so a finer noise level carries no meaning (and q* = 1, p* = 0
-    # would otherwise give an unpenalized lasso)
-    noise_std = max(math.sqrt(float(sizes[screen_cohorts].max()) * bit_var) / float(q_star - p_star), 0.5)
-    norms = np.sqrt(np.asarray(design.multiply(design).sum(axis=0)).ravel())
-    penalty = float(SCREEN_PENALTY_FACTOR) * lasso_penalty(noise_std, float(norms.max()), len(y), m)
-    lasso = Lasso(alpha=penalty, positive=True, fit_intercept=True, max_iter=5000, tol=1e-6)
-    lasso.fit(design, y)
-    coef = lasso.coef_
-    chosen = np.flatnonzero(coef > 0)
-    # leave the background column and >= 1 residual degree of freedom in the fit half
-    cap = int(MAX_SELECTED_FRACTION * min(len(y), len(fit_cohorts) * k)) - 1
-    if len(chosen) > cap:
-        chosen = np.sort(chosen[np.argsort(-coef[chosen], kind="stable")[:max(cap, 0)]])
+    penalty = math.nan
+    if method == "all":
+        screen_cohorts, fit_cohorts = np.zeros(0, dtype=np.int64), live
+        chosen = np.arange(m)
+    else:
+        # the screen: a positive lasso on the screen cohorts (the paper's: on every cohort, at the full threshold)
+        if method == "split":
+            screen_cohorts, fit_cohorts = split_cohorts(sizes)
+            factor = SCREEN_PENALTY_FACTOR
+        else:
+            screen_cohorts = fit_cohorts = live
+            factor = Fraction(1)
+        _, screen, y = rows_of(screen_cohorts)
+        bit_var = float(max(p_star * (1 - p_star), q_star * (1 - q_star)))
+        # at least half a count: counts are integers, so a finer noise level carries no meaning (and q* = 1, p* = 0
+        # would otherwise give an unpenalized lasso)
+        noise_std = max(math.sqrt(float(sizes[screen_cohorts].max()) * bit_var) / float(q_star - p_star), 0.5)
+        norms = np.sqrt(np.asarray(screen.multiply(screen).sum(axis=0)).ravel())
+        penalty = float(factor) * lasso_penalty(noise_std, float(norms.max()), len(y), m)
+        lasso = Lasso(alpha=penalty, positive=True, fit_intercept=True, max_iter=5000, tol=1e-6)
+        lasso.fit(screen, y)
+        coef = lasso.coef_
+        chosen = np.flatnonzero(coef > 0)
+        # leave the background column and >= 1 residual degree of freedom in the fit half
+        cap = int(MAX_SELECTED_FRACTION * min(len(y), len(fit_cohorts) * k)) - 1
+        if len(chosen) > cap:
+            chosen = np.sort(chosen[np.argsort(-coef[chosen], kind="stable")[:max(cap, 0)]])
 
-    # the fit: least squares on the fit cohorts only
-    weights, design, y = half(fit_cohorts)
-    background = weights[:, None]  # never a zero column: every live cohort has N_j > 0
-    columns = design[:, chosen].toarray()
-    # candidates whose columns are linearly dependent given the background are not identifiable: drop them
-    beside = columns - background @ (background.T @ columns) / float((background * background).sum())
-    # one BLAS thread: these matrices are small (rows × a few hundred), and a multi-threaded OpenBLAS on a busy
-    # machine spent 40× longer on them (measured: 9.7 s against 0.21 s for a pivoted QR and an SVD of 4096 × 161)
+    # the fit: least squares on the fit cohorts only (candidates not identifiable beside the background dropped)
+    weights, fit_design, y = rows_of(fit_cohorts)
+    # one BLAS thread: the dense parts are small, and a multi-threaded OpenBLAS on a busy machine spent 40× longer
+    # on such matrices (measured: 9.7 s against 0.21 s for a pivoted QR and an SVD of 4096 × 161)
     with threadpool_limits(limits=1, user_api="blas"):
-        chosen = chosen[_independent_columns(beside)]
-        fit = sm.OLS(y, np.hstack([background, design[:, chosen].toarray()])).fit()
+        kept, params, bse, df, scale = _least_squares(fit_design[:, chosen], weights, y)
+    chosen = chosen[kept]
 
     estimates = np.zeros(m)
     std_errors = np.full(m, np.nan)
@@ -399,10 +529,8 @@ def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: 
     intervals = np.full((m, 2), np.nan)
     selected = np.zeros(m, dtype=bool)
     selected[chosen] = True
-    params, bse = np.asarray(fit.params), np.asarray(fit.bse)
     estimates[chosen] = params[1:]
     std_errors[chosen] = bse[1:]
-    df = float(fit.df_resid)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_values = params[1:] / bse[1:]
     t_values = np.where(bse[1:] > 0, t_values, np.where(params[1:] > 0, np.inf, 0.0))
@@ -411,15 +539,17 @@ def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: 
         width = stats.t.ppf(1 - alpha / 2, df) * bse[1:]
         intervals[chosen, 0] = params[1:] - width
         intervals[chosen, 1] = params[1:] + width
-    threshold = alpha / m
+    # Bonferroni over the candidates tested: all M for the paper's method (as the paper), else those in the model,
+    # which were chosen without looking at the fit's data
+    threshold = alpha / m if method == "paper" else alpha / max(len(chosen), 1)
     significant = selected & (p_values < threshold)
     out = [estimates, std_errors, p_values, significant, intervals, selected, sizes.copy(), screen_cohorts.copy(),
            fit_cohorts.copy()]
     for a in out:
         a.setflags(write=False)
     return RapporDecodeResult(cands, estimates, std_errors, p_values, significant, threshold, intervals, selected,
-                              n, alpha, float(params[0]), penalty, float(math.sqrt(fit.scale)) if df > 0 else 0.0,
-                              *out[-3:])
+                              n, alpha, float(params[0]), penalty, math.sqrt(scale) if df > 0 else 0.0,
+                              *out[-3:], method=method)
 
 
 # ------------------------------------------------------------------ simulation (test path, not production)

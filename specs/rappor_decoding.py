@@ -20,8 +20,9 @@ Checks run by :func:`check_rappor_decoding` (spec "rappor_decoding", a check pro
   cohorts, passes these small instances: its shortfall — 179 of 203 at 95% — shows only pooled over the 10**5–10**6
   report grid of docs/rappor.md, minutes of work, not a default check.)
 * ``pipeline.false_discoveries``: significant decoys (true count 0) must not exceed the least b with
-  P[Binomial(decoys, alpha/M) > b] <= beta: each decoy's one-sided p-value is uniform under the model, so it is
-  below the Bonferroni cut alpha/M with probability alpha/M.
+  P[Binomial(tested decoys, alpha/S) > b] <= beta, summed over the runs: a decoy is tested only when it is in the
+  fitted model (S candidates), and then its one-sided p-value is uniform under the model, so it is below the
+  Bonferroni cut alpha/S with probability alpha/S.
 * ``pipeline.low_noise``: with almost no randomization (f = 0, p = 1 − q = 2**-10) and counts spread exactly
   evenly over the cohorts, every count is recovered within 2% + 10, every reported candidate is significant and no
   decoy is.
@@ -265,7 +266,7 @@ def pipeline_checks(config: dict | tuple | list | None = None,
     """{clause: (ok, message)} for pipeline.coverage and pipeline.false_discoveries on the seeded simulations
     ``config`` (one config dict or a sequence of them, pooled; default :data:`PIPELINES`), decoded by ``decoder``
     (default ``decode``). The pooled coverage count is compared with Binomial(selected, 1 − alpha) and each run's
-    false discoveries are added up against Binomial(decoys, alpha/M) per run (all runs share one alpha)."""
+    false discoveries are added up against Binomial(tested decoys, alpha/S) per run (all runs share one alpha)."""
     from vetdp.impl.rappor_decoding import decode, score_decode, simulate_population
 
     configs = [PIPELINES] if config is None else [config]
@@ -279,7 +280,7 @@ def pipeline_checks(config: dict | tuple | list | None = None,
     alpha = alphas.pop()
     selected = covered = 0
     absent = false = 0
-    fd_law = [Fraction(1)]  # the law of the summed false discoveries, if each decoy's test had level alpha/M
+    fd_law = [Fraction(1)]  # the law of the summed false discoveries, if each tested decoy's test had level alpha/S
     parts = []
     for one in configs:
         cfg = dict(one)
@@ -292,7 +293,10 @@ def pipeline_checks(config: dict | tuple | list | None = None,
         covered += score.covered
         absent += score.absent
         false += score.false_discoveries
-        fd_law = _convolve(fd_law, _binomial_law(score.absent, Fraction(alpha) / len(sim.candidates)))
+        # a decoy is tested only if it is in the fitted model, then at level alpha/S (S the candidates tested)
+        tested_decoys = int((np.asarray(result.selected) & (sim.true_counts == 0)).sum())
+        level = Fraction(alpha) / max(int(np.sum(result.selected)), 1)
+        fd_law = _convolve(fd_law, _binomial_law(tested_decoys, level))
         parts.append(f"[{len(sim.candidates)} candidates, {sim.num_reports} reports, {cfg['num_cohorts']} cohorts, "
                      f"seed {cfg['seed']}: covered {score.covered}/{score.selected}, recall "
                      f"{score.found}/{score.present}, false {score.false_discoveries}/{score.absent}]")
@@ -315,7 +319,7 @@ def pipeline_checks(config: dict | tuple | list | None = None,
             bound += 1
             above -= fd_law[bound]
         ok = false <= bound
-        out["pipeline.false_discoveries"] = (ok, f"{false} of {absent} decoys significant at alpha/M "
+        out["pipeline.false_discoveries"] = (ok, f"{false} of {absent} decoys significant at alpha/S "
                                                  f"(alpha = {alpha}); {'<=' if ok else '>'} {bound}, the "
                                                  f"{float(CONFIDENCE_BETA):g} upper tail ({summary})")
     return out

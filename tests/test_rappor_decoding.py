@@ -128,6 +128,14 @@ def wrong_p_estimator(reports, cohorts, num_cohorts, f, p, q, exact=False):
     return (est if exact else est.astype(float)), sizes
 
 
+def wrong_p_counts(counts, sizes, f, p, q, exact=False):
+    """The same mutant at the level of counts (what decode_counts debiases)."""
+    fp, fq = Fraction(p), Fraction(q)
+    est = np.array([[(int(c) - fp * int(sizes[j])) / (fq - fp) for c in row] for j, row in enumerate(counts)],
+                   dtype=object)
+    return est if exact else est.astype(float)
+
+
 def test_estimator_spec_passes_through_the_engine():
     results = list(check_estimator_spec(spec.ESTIMATOR, RunConfig(max_examples=4)))
     by = {r.check: r.status for r in results}
@@ -215,14 +223,15 @@ def test_decode_noiseless_recovers_counts_exactly():
 def test_decode_result_fields_are_consistent():
     sim = simulate_population(40, 20_000, 8, k=32, h=2, f=0.25, p=0.25, q=0.75, zipf_exponent=0.5, seed=2)
     res = decode(sim.reports, sim.cohorts, sim.candidates, k=32, h=2, f=0.25, p=0.25, q=0.75, num_cohorts=8,
-                 alpha=0.1)
+                 alpha=0.1, method="split")
     sel = res.selected
     assert res.confidence_intervals.shape == (40, 2)
     assert np.isnan(res.confidence_intervals[~sel]).all() and (res.estimates[~sel] == 0).all()
     assert (res.p_values[~sel] == 1).all() and not res.significant[~sel].any()
     lo, hi = res.confidence_intervals[sel].T
     assert (lo < res.estimates[sel]).all() and (res.estimates[sel] < hi).all()
-    assert (res.significant == (sel & (res.p_values < 0.1 / 40))).all()
+    assert res.threshold == 0.1 / sel.sum()  # Bonferroni over the candidates the fit tests
+    assert (res.significant == (sel & (res.p_values < res.threshold))).all()
     # the half-width is t_{1-alpha/2, df}·se
     assert np.allclose(hi - res.estimates[sel], (hi - lo) / 2)
     assert res.lasso_penalty > 0 and res.residual_std > 0
@@ -343,7 +352,7 @@ def test_provider_passes_and_is_selectable():
 
 
 def test_pipeline_catches_p_in_place_of_p_star(monkeypatch):
-    monkeypatch.setattr(dec, "estimate_bit_counts", wrong_p_estimator)
+    monkeypatch.setattr(dec, "unbiased_bit_counts", wrong_p_counts)
     out = spec.pipeline_checks()
     assert not out["pipeline.coverage"][0], out["pipeline.coverage"][1]
     ok, msg = spec.low_noise_check()  # f = 0: p* ≈ p, so the low-noise clause cannot tell; coverage does
@@ -425,7 +434,7 @@ def test_split_cohorts_alternates_live_cohorts():
 
 def _sim_and_decode():
     sim = simulate_population(60, 40_000, 8, k=32, h=2, f=0.25, p=0.25, q=0.75, zipf_exponent=0.5, seed=21)
-    shape = {"k": 32, "h": 2, "f": 0.25, "p": 0.25, "q": 0.75, "num_cohorts": 8}
+    shape = {"k": 32, "h": 2, "f": 0.25, "p": 0.25, "q": 0.75, "num_cohorts": 8, "method": "split"}
     return sim, shape, decode(sim.reports, sim.cohorts, sim.candidates, **shape)
 
 
@@ -457,3 +466,124 @@ def test_provider_deep_runs_the_larger_pipeline():
     assert set(results) == {"pipeline.low_noise", "pipeline.coverage", "pipeline.false_discoveries"}
     assert all(r.status is Status.PASS for r in results.values()), [(c, r.message) for c, r in results.items()]
     assert "1000 candidates" in results["pipeline.coverage"].message
+
+
+# ------------------------------------------------------------------ the methods: all, split, paper; from counts
+
+SHAPE = {"k": 32, "h": 2, "f": 0.25, "p": 0.25, "q": 0.75, "num_cohorts": 8}
+
+
+def test_choose_method_reads_sizes_only_and_fits_every_candidate_in_half_the_rows():
+    assert dec.choose_method(127, 256) == "all" and dec.choose_method(128, 256) == "split"
+    assert dec.choose_method(200, 64 * 128) == "all" and dec.choose_method(10_000, 64 * 128) == "split"
+
+
+def test_decode_all_is_least_squares_on_every_cohort():
+    """"all": every candidate, every cohort, no screen; the estimates are least squares of t̂ on the candidates and the
+    background, the cut is alpha over the candidates tested."""
+    sim, shape, _ = _sim_and_decode()
+    res = decode(sim.reports, sim.cohorts, sim.candidates, **{**shape, "method": "auto"})
+    assert res.method == "all" and res.screen_cohorts.size == 0 and res.fit_cohorts.tolist() == list(range(8))
+    assert res.selected.all() and res.threshold == 0.05 / 60 and np.isnan(res.lasso_penalty)
+    t_hat, sizes = estimate_bit_counts(sim.reports, sim.cohorts, 8, 0.25, 0.25, 0.75)
+    weights = np.repeat(sizes / sim.num_reports, 32)[:, None]
+    design = candidate_design_matrix(sim.candidates, 8, 32, 2).astype(float) * weights
+    coef = np.linalg.lstsq(np.hstack([weights, design]), t_hat.ravel(), rcond=None)[0]
+    assert np.allclose(coef[1:], res.estimates, rtol=1e-6, atol=1e-3)
+    assert np.allclose(coef[0], res.background, rtol=1e-6)
+    present = sim.true_counts > 0
+    assert res.significant[present].sum() >= 20 and not res.significant[~present].any()
+
+
+def test_decode_counts_equals_decode_and_takes_a_design_instead_of_a_hash():
+    sim = simulate_population(40, 20_000, 8, k=32, h=2, f=0.25, p=0.25, q=0.75, seed=3)
+    res = decode(sim.reports, sim.cohorts, sim.candidates, **SHAPE)
+    counts, sizes = dec._bit_counts(sim.reports, sim.cohorts, 8)
+    shape = {k: v for k, v in SHAPE.items() if k != "num_cohorts"}
+    again = dec.decode_counts(counts, sizes, sim.candidates, **shape)
+    design = candidate_design_sparse(sim.candidates, 8, 32, 2)
+    mapped = dec.decode_counts(counts, sizes, sim.candidates, design=design, **shape)
+    for other in (again, mapped):
+        assert np.array_equal(other.estimates, res.estimates) and np.array_equal(other.significant, res.significant)
+    with pytest.raises(ValueError, match="design has shape"):
+        dec.decode_counts(counts, sizes, sim.candidates, design=design[:, :3], **shape)
+
+
+def test_split_and_paper_methods_and_their_cuts():
+    sim = simulate_population(40, 20_000, 8, k=32, h=2, f=0.25, p=0.25, q=0.75, seed=3)
+    split = decode(sim.reports, sim.cohorts, sim.candidates, **SHAPE, method="split")
+    assert split.method == "split" and split.threshold == 0.05 / split.selected.sum()
+    paper = decode(sim.reports, sim.cohorts, sim.candidates, **SHAPE, method="paper")
+    assert paper.method == "paper" and paper.threshold == 0.05 / 40
+    assert paper.screen_cohorts.tolist() == paper.fit_cohorts.tolist() == list(range(8))
+
+
+def test_one_cohort_decodes_when_the_candidates_fit():
+    candidates = [f"w{i}" for i in range(6)]
+    counts = [40, 30, 20, 0, 0, 0]
+    reports, cohorts = _balanced(candidates, counts, 1, 32, 2)
+    res = decode(reports, cohorts, candidates, k=32, h=2, f=0.0, p=0.0, q=1.0, num_cohorts=1)
+    assert res.method == "all" and np.abs(res.estimates - counts).max() < 1e-6
+
+
+@pytest.mark.parametrize("kwargs,error,text", [
+    ({"method": "lasso"}, ValueError, "method='lasso'"),
+    ({"method": "all", "candidates": [f"c{i}" for i in range(8)]}, ValueError, "method='all'"),
+], ids=["unknown", "all-too-many"])
+def test_decode_refuses_a_bad_method(kwargs, error, text):
+    args = {"reports": np.zeros((2, 4), dtype=bool), "cohorts": np.array([0, 1]), "candidates": ["a", "b"],
+            "k": 4, "h": 2, "f": 0.5, "p": 0.25, "q": 0.75, "num_cohorts": 2, **kwargs}
+    with pytest.raises(error) as info:
+        decode(args.pop("reports"), args.pop("cohorts"), args.pop("candidates"), **args)
+    assert text in str(info.value)
+
+
+@pytest.mark.parametrize("counts,sizes,error,text", [
+    ([[3, 1]], [2], ValueError, "counts[0] holds 3 ones"),
+    ([[-1, 0]], [2], ValueError, ">= 0"),
+    ([[0, 0, 0]], [2], ValueError, "k=2"),
+    ([[0, 0]], [2, 3], ValueError, "cohort_sizes"),
+    ([[0.5, 0]], [2], TypeError, "counts must hold integers"),
+    ([[0, 0]], [0], ValueError, "sum to 0"),
+], ids=["above-size", "negative", "width", "sizes-length", "float", "empty"])
+def test_decode_counts_rejects_bad_counts(counts, sizes, error, text):
+    with pytest.raises(error) as info:
+        dec.decode_counts(np.array(counts), np.array(sizes), ["a"], k=2, h=1, f=0.5, p=0.25, q=0.75)
+    assert text in str(info.value)
+
+
+# ------------------------------------------------------------------ the reference simulator's laws
+
+def test_population_weights_are_the_reference_densities():
+    n = 100
+    i = np.arange(1, n + 1)
+    assert np.allclose(dec.population_weights("exponential", n), np.exp(-5 * i / n) / np.exp(-5 * i / n).sum())
+    gauss = np.exp(-((i - n / 2) ** 2) / (2 * (n / 6) ** 2))
+    assert np.allclose(dec.population_weights("normal", n), gauss / gauss.sum())
+    assert np.allclose(dec.population_weights("uniform", n), 1 / n)
+    assert np.allclose(dec.population_weights("zipf", n, 1.5), i**-1.5 / (i**-1.5).sum())
+    assert dec.population_weights("normal", n).argmax() == n // 2 - 1  # the peak in the middle ranks
+    with pytest.raises(ValueError, match="distribution='pareto'"):
+        dec.population_weights("pareto", 3)
+
+
+def test_simulated_clients_reuse_their_permanent_response_per_value():
+    """With p = 0, q = 1 a report is its permanent response: a client's 50 reports of two values show at most two
+    distinct rows, where independent permanent responses would show dozens."""
+    sim = simulate_population(2, 2000, 4, k=32, h=2, f=0.5, p=0.0, q=1.0, num_decoys=0, reports_per_client=50,
+                              distribution="uniform", seed=9)
+    blocks = sim.reports.reshape(40, 50, 32)
+    assert max(len({r.tobytes() for r in block}) for block in blocks) <= 2
+    assert (sim.cohorts.reshape(40, 50) == sim.cohorts.reshape(40, 50)[:, :1]).all()  # one cohort per client
+    alone = simulate_population(2, 2000, 4, k=32, h=2, f=0.5, p=0.0, q=1.0, num_decoys=0, distribution="uniform",
+                                seed=9)
+    assert len({r.tobytes() for r in alone.reports[:50]}) > 10
+    assert sim.params["distribution"] == "uniform" and sim.params["reports_per_client"] == 50
+
+
+def test_simulation_with_md5_positions_decodes_with_md5_only():
+    sim = simulate_population(20, 20_000, 8, k=32, h=2, f=0.25, p=0.25, q=0.75, hash="md5", seed=4)
+    md5 = decode(sim.reports, sim.cohorts, sim.candidates, **SHAPE, hash="md5")
+    sha = decode(sim.reports, sim.cohorts, sim.candidates, **SHAPE)
+    present = sim.true_counts > 0
+    assert md5.significant[present].sum() >= 5 and sha.significant[present].sum() <= 1
