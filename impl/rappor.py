@@ -54,6 +54,7 @@ __all__ = [
     "HASHES",
     "md5_message",
     "bloom_positions",
+    "bloom_positions_many",
     "bloom_filter",
     "bloom_filter_matrix",
     "assign_cohort",
@@ -209,6 +210,21 @@ def bloom_positions(value: str | bytes, cohort: int, k: int, h: int, hash: str =
     if hash == "md5":
         return tuple(int(x) for x in _md5_positions_many([data], [0], [cohort], k, h)[0])
     return _positions(data, cohort, k, h)
+
+
+def bloom_positions_many(values: Sequence[str | bytes], cohorts: Sequence[int], k: int, h: int,
+                         hash: str = "sha256") -> np.ndarray:
+    """An (n, h) int64 array whose row i is ``bloom_positions(values[i], cohorts[i], k, h, hash)`` (the positions
+    in hash order, repeats kept), computed at once. Preconditions as :func:`bloom_positions`, for every entry;
+    ``values`` and ``cohorts`` of equal length."""
+    k, h = _check_shape(k, h, hash)
+    data = [_value_bytes(f"values[{i}]", v) for i, v in enumerate(values)]
+    cohort_list = [int(c) for c in _as_cohorts(cohorts, len(data), MAX_COHORT if hash == "sha256"
+                                               else MD5_MAX_COHORT).tolist()]
+    if not data:
+        return np.zeros((0, h), dtype=np.int64)
+    many = _positions_many if hash == "sha256" else _md5_positions_many
+    return many(data, range(len(data)), cohort_list, k, h)
 
 
 def bloom_filter(value: str | bytes, cohort: int, k: int, h: int, hash: str = "sha256") -> tuple[bool, ...]:

@@ -75,6 +75,7 @@ __all__ = [
     "HmacPermanentResponses",
     "LazyPermanentResponses",
     "RapporClient",
+    "client_epsilons",
     "make_rappor_client_reports",
 ]
 
@@ -293,6 +294,19 @@ def _privacy(h: int, k: int, f: float, p: float, q: float, derivation: str) -> t
     rv = _check_report_probabilities(f_value, p_value, q_value)
     return (_one_report_constant(rv, p_value, q_value, h, k),
             PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rv, "d": min(2 * h, k)}), rv)
+
+
+def client_epsilons(k: int, h: int, f: float, p: float, q: float, derivation: str = "vetdp") -> tuple[float, float]:
+    """(ε₁, ε∞) of a client (:attr:`RapporClient.epsilon_one`, :attr:`RapporClient.epsilon_infinity`) without making
+    one: one report, and all reports of one value over every run with one secret, at the derivation's flip
+    probability. Preconditions as :class:`RapporClient` (hash aside)."""
+    k, h = _check_shape(k, h)
+    if derivation not in DERIVATIONS:
+        raise ValueError(f"derivation={derivation!r} must be one of {', '.join(DERIVATIONS)}")
+    if derivation == "reference" and k > REFERENCE_MAX_K:
+        raise ValueError(f"k={k}: derivation='reference' needs k in [1, {REFERENCE_MAX_K}]")
+    one, many, _ = _privacy(h, k, f, p, q, derivation)
+    return one.value, many.value
 
 
 class RapporClient:

@@ -26,6 +26,7 @@ from vetdp.core.validation import check_float, check_int, check_interval
 __all__ = [
     "rappor_report_probabilities",
     "estimate_bit_counts",
+    "bit_counts",
     "unbiased_bit_counts",
     "bit_count_variance",
     "candidate_design_matrix",
@@ -40,6 +41,8 @@ __all__ = [
     "ALL_CANDIDATES_FRACTION",
     "RapporSimulation",
     "simulate_population",
+    "reference_preset",
+    "reference_presets",
     "DISTRIBUTIONS",
     "population_weights",
     "RapporScore",
@@ -403,22 +406,33 @@ def _check_counts(counts: Any, cohort_sizes: Any, k: int) -> tuple[np.ndarray, n
     return c, n
 
 
+def bit_counts(reports: Any, cohorts: Any, num_cohorts: int) -> tuple[np.ndarray, np.ndarray]:
+    """(c, N): c[j, i] = the reports of cohort j with bit i set, N[j] = the reports in cohort j, as int64 arrays (what
+    the reference's ``sum_bits`` writes). Preconditions: reports (n, k) bits, k >= 1; cohorts n ints in
+    [0, num_cohorts); num_cohorts >= 1."""
+    num_cohorts = check_int("num_cohorts", num_cohorts, lo=1)
+    arr = _reports(reports)
+    return _bit_counts(arr, _cohorts(cohorts, arr.shape[0], num_cohorts), num_cohorts)
+
+
 def decode(reports: Any, cohorts: Any, candidates: Sequence[str | bytes], *, k: int, h: int, f: float, p: float,
-           q: float, num_cohorts: int, alpha: float = 0.05, hash: str = "sha256",
+           q: float, num_cohorts: int, alpha: float = 0.05, hash: str = "sha256", design: Any = None,
            method: str = "auto") -> RapporDecodeResult:
     """Estimate how many reports carry each candidate value (see :class:`RapporDecodeResult`): the reports' bit
     counts per cohort, then :func:`decode_counts` (which states the model, the two decoders and their guarantees).
 
     Preconditions: reports (n, k) bits with n >= 1; cohorts n ints in [0, num_cohorts); candidates non-empty and
     distinct; 1 <= h <= k; f, p, q as :func:`rappor_report_probabilities`; alpha in (0, 1); ``hash`` the reports'
-    Bloom positions (:data:`vetdp.impl.rappor.HASHES`); ``method`` one of :data:`DECODE_METHODS`.
+    Bloom positions (:data:`vetdp.impl.rappor.HASHES`), or ``design`` the candidates' design matrix (a map's);
+    ``method`` one of :data:`DECODE_METHODS`.
     """
     num_cohorts, k, h = _shape(num_cohorts, k, h)
     arr = _reports(reports, k)
     if arr.shape[0] == 0:
         raise ValueError("reports is empty; decode needs at least one report")
     counts, sizes = _bit_counts(arr, _cohorts(cohorts, arr.shape[0], num_cohorts), num_cohorts)
-    return decode_counts(counts, sizes, candidates, k=k, h=h, f=f, p=p, q=q, alpha=alpha, hash=hash, method=method)
+    return decode_counts(counts, sizes, candidates, k=k, h=h, f=f, p=p, q=q, alpha=alpha, hash=hash, design=design,
+                         method=method)
 
 
 def decode_counts(counts: Any, cohort_sizes: Any, candidates: Sequence[str | bytes], *, k: int, h: int, f: float,
@@ -603,6 +617,60 @@ def population_weights(distribution: str, n: int, zipf_exponent: float = 1.0) ->
     else:
         weights = np.ones(n)
     return weights / weights.sum()
+
+
+# The reference's regression-test settings (google/rappor tests/regtest_spec.py), as numbers: its distributions, the
+# population sizes (distinct values, clients, values per client), Bloom filter shapes (k, h, m), privacy settings
+# (p, q, f) and test configurations (shape, privacy, extra candidates as a share of the values, whether the values
+# ending in 9 are left out of the candidates); and its five demos.
+REFERENCE_DISTRIBUTIONS = {"unif": ("uniform", 1.0), "gauss": ("normal", 1.0), "exp": ("exponential", 1.0),
+                           "zipf1": ("zipf", 1.0), "zipf1.5": ("zipf", 1.5)}
+REFERENCE_SIZES = {"tiny": (100, 1_000, 1), "small": (100, 1_000_000, 1), "medium": (1_000, 10_000_000, 1),
+                   "large": (10_000, 100_000_000, 1)}
+REFERENCE_SHAPES = {"8x16": (8, 2, 16), "8x32": (8, 2, 32), "8x128": (8, 2, 128), "128x128": (128, 2, 128)}
+REFERENCE_PRIVACY = {"eps_1_1": (0.39, 0.61, 0.45), "eps_1_5": (0.225, 0.775, 0.0)}
+REFERENCE_CONFIGS = {"typical": ("8x128", "eps_1_1", 0.2, True), "sharp": ("8x128", "eps_1_1", 0.0, False),
+                     "loose": ("8x128", "eps_1_5", 0.2, True), "over_x2": ("8x128", "eps_1_1", 2.0, True),
+                     "over_x10": ("8x128", "eps_1_1", 10.0, True)}
+REFERENCE_DEMOS = {"demo1": "unif", "demo2": "gauss", "demo3": "exp", "demo4": "zipf1", "demo5": "zipf1.5"}
+
+
+def reference_presets() -> list[str]:
+    """The names :func:`reference_preset` accepts: demo1 … demo5, and DIST-SIZE-CONFIG for every distribution,
+    population size and test configuration of the reference's regression tests (e.g. ``exp-small-typical``)."""
+    return [*REFERENCE_DEMOS, *(f"{d}-{z}-{c}" for d in REFERENCE_DISTRIBUTIONS for z in REFERENCE_SIZES
+                                for c in REFERENCE_CONFIGS)]
+
+
+def reference_preset(name: str) -> dict[str, Any]:
+    """The simulation settings of one of the reference's test cases, as :func:`simulate_population` takes them:
+    ``distribution``, ``zipf_exponent``, ``num_reports`` (clients × values per client), ``reports_per_client``, k, h,
+    ``num_cohorts``, p, q, f, and the candidate list the reference builds — the true values v1 … vN without those
+    ending in 9 (10%: here ``num_extra`` reported strings left out of the list) plus ``num_decoys`` extra ones that
+    nobody reports. The demos: N = 100, 10**5 clients of 10 values each, k = 32, h = 1, 64 cohorts, p = 1/4, q = 3/4,
+    f = 1/2, 100 extra candidates. (vetdp ranks its values at random, so the left-out tenth is a random one, not the
+    ranks 9, 19, ….)"""
+    if name in REFERENCE_DEMOS:
+        dist, size, shape, privacy, extra, missing = REFERENCE_DEMOS[name], (100, 100_000, 10), (32, 1, 64), \
+            (0.25, 0.75, 0.5), 1.0, True
+    else:
+        parts = name.split("-")
+        if (len(parts) != 3 or parts[0] not in REFERENCE_DISTRIBUTIONS or parts[1] not in REFERENCE_SIZES
+                or parts[2] not in REFERENCE_CONFIGS):
+            raise ValueError(f"preset={name!r} must be demo1 … demo5 or DIST-SIZE-CONFIG with DIST in "
+                             f"{', '.join(REFERENCE_DISTRIBUTIONS)}, SIZE in {', '.join(REFERENCE_SIZES)}, CONFIG in "
+                             f"{', '.join(REFERENCE_CONFIGS)}")
+        dist, size = parts[0], REFERENCE_SIZES[parts[1]]
+        shape_name, privacy_name, extra, missing = REFERENCE_CONFIGS[parts[2]]
+        shape, privacy = REFERENCE_SHAPES[shape_name], REFERENCE_PRIVACY[privacy_name]
+    values, clients, per_client = size
+    left_out = values // 10 if missing else 0  # v9, v19, …: one in ten
+    decoys = int(values * extra)
+    law, exponent = REFERENCE_DISTRIBUTIONS[dist]
+    (k, h, m), (p, q, f) = shape, privacy
+    return {"distribution": law, "zipf_exponent": exponent, "num_reports": clients * per_client,
+            "reports_per_client": per_client, "num_candidates": values - left_out + decoys, "num_decoys": decoys,
+            "num_extra": left_out, "k": k, "h": h, "num_cohorts": m, "p": p, "q": q, "f": f}
 
 
 def simulate_population(num_candidates: int, num_reports: int, num_cohorts: int, *, k: int, h: int, f: float,

@@ -57,7 +57,8 @@ def test_encode_randomized_memoizes_per_client_and_value(tmp_path, values_file):
             "--keep-bloom", "--seed", "7", "--output", out)
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
-    assert doc["parameters"] | {"f": 0.5, "p": 0.0, "q": 1.0, "memoized_by_client": True} == doc["parameters"]
+    assert doc["parameters"] | {"f": 0.5, "p": 0.0, "q": 1.0, "derivation": "vetdp", "secret": "seed"} == \
+        doc["parameters"]
     assert doc["cohorts"] == [assign_cohort(c, 4) for c in ["u1", "u2", "u1", "u3", "u4"]]
     assert "4 distinct client-value pairs" in r.output and "ε∞" in r.output
     reports = doc["reports"]
@@ -102,7 +103,8 @@ def test_encode_formats_round_trip_through_decode_reader(tmp_path, values_file, 
     r = run("encode", "--values", values_file, *SMALL, "--randomize", "--seed", "1", "--output", out)
     assert r.exit_code == 0, r.output
     params, cohorts, reports = read_reports("--reports", str(out))
-    assert params == {"k": 16, "h": 2, "num_cohorts": 4, "f": 0.5, "p": 0.5, "q": 0.75}
+    assert params == {"k": 16, "h": 2, "num_cohorts": 4, "f": 0.5, "p": 0.5, "q": 0.75, "hash": "sha256",
+                      "bit_order": "vetdp"}
     assert reports.shape == (5, 16) and reports.dtype == bool and cohorts.tolist() == [
         assign_cohort(i, 4) for i in range(5)]
     ref = tmp_path / "ref.json"
@@ -128,7 +130,7 @@ def test_encode_without_randomize_writes_no_reports_and_decode_refuses_it(tmp_pa
     (["--k", "0"], "'--k': 0 must be in [1, 4096]"),
     (["--num-cohorts", "0"], "'--num-cohorts': 0 must be in [1, 100000]"),
     (["--keep-bloom"], "--keep-bloom applies with --randomize"),
-    (["--seed", "1"], "--seed applies with --randomize"),
+    (["--seed", "1"], "--seed and --secret apply with --randomize"),
 ], ids=["h>k", "p>=q", "f=1", "q>1", "k=0", "cohorts=0", "keep-bloom-alone", "seed-alone"])
 def test_encode_bad_parameters_exit_2_naming_them(tmp_path, values_file, args, message):
     r = run("encode", "--values", values_file, *args, "--output", tmp_path / "x.json")
@@ -196,7 +198,9 @@ def test_simulate_writes_reports_and_truth_then_decode_finds_heavy_hitters(tmp_p
     doc = json.loads(dec.read_text())
     assert doc["schema_version"] == 1 and doc["command"] == "rappor decode"
     assert doc["num_reports"] == 20000 and doc["num_candidates"] == 20
-    assert doc["parameters"] == {"k": 32, "h": 2, "num_cohorts": 8, "f": 0.5, "p": 0.5, "q": 0.75, "alpha": 0.05}
+    assert doc["parameters"] == {"k": 32, "h": 2, "num_cohorts": 8, "f": 0.5, "p": 0.5, "q": 0.75, "hash": "sha256",
+                                 "bit_order": "vetdp", "alpha": 0.05}
+    assert doc["method"] == "all"  # 20 candidates in 8 × 32 rows: every candidate in the model
     assert doc["threshold"] == pytest.approx(0.05 / 20)
     row_keys = {"value", "estimate", "std_error", "interval", "p_value", "selected", "significant", "true_count"}
     assert all(set(c) == row_keys for c in doc["candidates"])
@@ -300,13 +304,13 @@ def test_decode_refuses_disagreeing_parameters_and_bad_files(tmp_path):
     short = tmp_path / "s.json"
     short.write_text('{"cohorts": [0, 1], "reports": ["010", "11"], "parameters": {"k": 3}}')
     r = run("decode", "--reports", short, "--candidates", dup)
-    assert r.exit_code == 2 and "reports[1] = '11' must be a string of" in _error(r)
+    assert r.exit_code == 2 and "line 2: report '11' has 2 characters" in _error(r) and "k=3" in _error(r)
     csv = tmp_path / "own.csv"
     csv.write_text("cohort,reports\n0,0101\n9,1100\n")
     r = run("decode", "--reports", csv, "--candidates", truth_path, "--k", "4", "--num-cohorts", "4")
     assert r.exit_code == 2 and "report 1 has cohort 9" in _error(r) and "[0, 3]" in _error(r)
     r = run("decode", "--reports", csv, "--candidates", truth_path, "--k", "5")
-    assert r.exit_code == 2 and "holds reports of 4 bits; --k=5 must equal it" in _error(r)
+    assert r.exit_code == 2 and "line 2: report '0101' has 4 characters" in _error(r) and "--k=5" in _error(r)
     bad_truth = tmp_path / "bt.json"
     bad_truth.write_text('{"true_counts": {"a": -1}}')
     r = run("decode", "--reports", rep, "--candidates", truth_path, "--truth", bad_truth)
@@ -349,7 +353,7 @@ def test_progress_bars_only_on_a_terminal(tmp_path, values_file):
 
     assert not _progress(Console(file=io.StringIO(), force_terminal=True)).disable
     assert _progress(Console(file=io.StringIO(), force_terminal=False)).disable
-    r = run("encode", "--values", values_file, *SMALL, "--randomize", "--output", tmp_path / "r.json")
+    r = run("encode", "--values", values_file, *SMALL, "--randomize", "--seed", "1", "--output", tmp_path / "r.json")
     assert r.exit_code == 0 and "instantaneous randomized response" not in r.output
 
 
@@ -367,13 +371,157 @@ def test_encode_summary_states_the_mechanism_epsilons(tmp_path, values_file):
     from vetdp.impl.rappor import make_rappor_report, make_rappor_reports
 
     dom = BitVectorDomain(max_weight=2, length=16)
-    r = run("encode", "--values", values_file, *SMALL, "--randomize", "--output", tmp_path / "a.json")
+    r = run("encode", "--values", values_file, *SMALL, "--randomize", "--secret", tmp_path / "k", "--output",
+            tmp_path / "a.json")
     eps1 = make_rappor_report(dom, DiscreteDistance(), 0.5, 0.5, 0.75).map(1)
     eps_inf = make_rappor_reports(dom, DiscreteDistance(), 0.5, 0.5, 0.75, 3).map(1)
     text = " ".join(r.output.split())
     assert r.exit_code == 0 and f"ε₁ = {eps1:.6g}" in text and f"ε∞ = {eps_inf:.6g}" in text
-    r = run("encode", "--values", values_file, *SMALL, "--f", "0", "--p", "0.25", "--q", "0.75", "--output",
-            tmp_path / "b.json")
+    r = run("encode", "--values", values_file, *SMALL, "--f", "0", "--p", "0.25", "--q", "0.75", "--secret",
+            tmp_path / "k", "--output", tmp_path / "b.json")
     text = " ".join(r.output.split())
     eps1 = make_rappor_report(dom, DiscreteDistance(), 0.0, 0.25, 0.75).map(1)
     assert r.exit_code == 0 and f"ε₁ = {eps1:.6g}" in text and "ε∞ = inf" in text
+
+
+# ------------------------------------------------------------------ a permanent response that lasts across runs
+
+def test_two_encode_runs_with_one_secret_share_every_permanent_response(tmp_path):
+    """The issue's finding: two runs for the same client and value shared 5 of their 24 and 28 one-bits. With a
+    secret, p = 0 and q = 1 (a report is its permanent response), two runs give the same reports; another secret
+    gives other ones. The secret file is made on first use, 32 bytes as hex, readable by its owner only."""
+    values, clients = tmp_path / "v.txt", tmp_path / "c.txt"
+    values.write_text("apple\nbanana\napple\n" * 4)
+    clients.write_text("u1\nu1\nu2\n" * 4)
+    key, other = tmp_path / "client.key", tmp_path / "other.key"
+    common = ["--values", values, "--clients", clients, "--k", "64", "--num-cohorts", "4", "--f", "0.5", "--p", "0",
+              "--q", "1"]
+    outs = [tmp_path / f"run{i}.json" for i in range(3)]
+    r = run("encode", *common, "--secret", key, "--output", outs[0])
+    assert r.exit_code == 0, r.output
+    assert "created the secret file" in r.output and (key.stat().st_mode & 0o777) == 0o600
+    assert len(bytes.fromhex(key.read_text().strip())) == 32
+    assert run("encode", *common, "--secret", key, "--output", outs[1]).exit_code == 0
+    assert run("encode", *common, "--secret", other, "--output", outs[2]).exit_code == 0
+    first, second, third = (json.loads(o.read_text())["reports"] for o in outs)
+    assert first == second and first != third
+    assert first[0] == first[3] and first[0] != first[2]  # u1's apple in every row; u2's apple is its own
+
+
+def test_randomizing_needs_a_secret_or_a_seed(tmp_path, values_file):
+    r = run("encode", "--values", values_file, *SMALL, "--randomize", "--output", tmp_path / "r.json")
+    assert r.exit_code == 2 and "--randomize needs --secret FILE" in r.output and not (tmp_path / "r.json").exists()
+    short = tmp_path / "short.key"
+    short.write_text("abcd\n")
+    r = run("encode", "--values", values_file, *SMALL, "--randomize", "--secret", short, "--output",
+            tmp_path / "r.json")
+    assert r.exit_code == 2 and "2 bytes; it needs at least 16" in r.output
+
+
+def test_summary_states_epsilon_infinity_over_every_run_with_the_secret(tmp_path, values_file):
+    r = run("encode", "--values", values_file, *SMALL, "--randomize", "--secret", tmp_path / "k", "--output",
+            tmp_path / "r.json")
+    text = " ".join(r.output.split())
+    assert "per report" in text and "over all reports of one value by one client, in every run with the secret" in text
+    r = run("encode", "--values", values_file, "--k", "16", "--h", "2", "--num-cohorts", "4", "--f", "0.45",
+            "--derivation", "reference", "--secret", tmp_path / "k", "--output", tmp_path / "r.json")
+    import math
+
+    assert r.exit_code == 0 and f"ε∞ = {4 * math.log(198 / 58):.6g}" in " ".join(r.output.split())
+
+
+# ------------------------------------------------------------------ the reference simulator's laws and parameter sets
+
+@pytest.mark.parametrize("dist", ["exponential", "normal", "uniform", "zipf"])
+def test_simulate_offers_the_reference_laws(tmp_path, dist):
+    truth = tmp_path / "t.json"
+    r = run("simulate", "--num-candidates", "20", "--num-decoys", "0", "--num-reports", "4000", "--k", "16",
+            "--num-cohorts", "4", "--distribution", dist, "--truth", truth)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(truth.read_text())
+    counts = sorted(doc["true_counts"].values(), reverse=True)
+    assert doc["parameters"]["distribution"] == dist and sum(counts) == 4000
+    share = counts[0] / 4000
+    assert {"zipf": 0.2 < share < 0.4, "exponential": 0.15 < share < 0.3, "normal": 0.05 < share < 0.15,
+            "uniform": share < 0.1}[dist], share
+
+
+def test_simulate_presets_are_the_reference_test_cases(tmp_path):
+    truth = tmp_path / "t.json"
+    r = run("simulate", "--preset", "exp-tiny-typical", "--truth", truth)
+    assert r.exit_code == 0, r.output
+    p = json.loads(truth.read_text())["parameters"]
+    assert (p["k"], p["h"], p["num_cohorts"], p["p"], p["q"], p["f"]) == (8, 2, 128, 0.39, 0.61, 0.45)
+    assert (p["num_reports"], p["num_candidates"], p["num_decoys"], p["num_extra"]) == (1000, 110, 20, 10)
+    assert p["distribution"] == "exponential" and p["preset"] == "exp-tiny-typical"
+    r = run("simulate", "--preset", "demo3", "--num-reports", "5000", "--truth", truth)
+    assert r.exit_code == 0, r.output
+    p = json.loads(truth.read_text())["parameters"]
+    assert (p["k"], p["h"], p["num_cohorts"], p["reports_per_client"], p["num_reports"]) == (32, 1, 64, 10, 5000)
+    r = run("simulate", "--preset", "exp-large-typical")
+    assert r.exit_code == 2 and "--num-reports=100000000 must be in [1, 10^7]" in r.output
+    r = run("simulate", "--preset", "pareto")
+    assert r.exit_code == 2 and "--preset='pareto' must be demo1" in r.output
+
+
+# ------------------------------------------------------------------ bad input: one line, exit 2
+
+def test_corrupt_or_short_npz_is_one_line_exit_2(tmp_path):
+    cands = tmp_path / "c.txt"
+    cands.write_text("a\nb\n")
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip at all")
+    r = run("decode", "--reports", bad, "--candidates", cands)
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "not a readable NPZ" in r.output
+    narrow = tmp_path / "narrow.npz"  # rows of 8 bits under k = 16: unpacking would pad them with zeros
+    np.savez(narrow, cohorts=np.array([0, 1]), reports=np.packbits(np.ones((2, 8), dtype=bool), axis=1),
+             parameters=np.array(json.dumps({"k": 16, "h": 2, "num_cohorts": 2})))
+    r = run("decode", "--reports", narrow, "--candidates", cands)
+    assert r.exit_code == 2 and "rows of k=16 bits pack into 2 bytes" in r.output.replace("--k=", "k=")
+
+
+@pytest.mark.parametrize("option", ["--values", "--clients"])
+def test_a_blank_line_in_a_values_or_clients_file_is_an_error(tmp_path, values_file, option):
+    blank = tmp_path / "blank.txt"
+    blank.write_text("a\n\nb\nc\nd\n")
+    args = ["--values", blank] if option == "--values" else ["--values", values_file, "--clients", blank]
+    r = run("encode", *args, *SMALL, "--output", tmp_path / "o.json")
+    assert r.exit_code == 2 and "line 2 is blank" in r.output
+
+
+def test_a_blank_candidate_is_an_error(tmp_path):
+    rep = tmp_path / "r.npz"
+    assert run("simulate", *SIM, "--output", rep).exit_code == 0
+    for name, text in (("c.txt", "a\n \nb\n"), ("c.json", '["a", ""]')):
+        path = tmp_path / name
+        path.write_text(text)
+        r = run("decode", "--reports", rep, "--candidates", path)
+        assert r.exit_code == 2 and "blank" in r.output, r.output
+
+
+@pytest.mark.parametrize("command,args", [
+    ("encode", ["--values", "VALUES"]),
+    ("simulate", ["--num-reports", "100"]),
+    ("sum-bits", ["--reports", "REPORTS"]),
+], ids=["encode", "simulate", "sum-bits"])
+def test_an_output_suffix_that_names_no_format_is_refused(tmp_path, values_file, command, args):
+    rep = tmp_path / "r.csv"
+    assert run("encode", "--values", values_file, *SMALL, "--hash", "md5", "--seed", "1", "--randomize", "--output",
+               rep).exit_code == 0
+    args = [str(values_file) if a == "VALUES" else str(rep) if a == "REPORTS" else a for a in args]
+    r = run(command, *args, "--output", tmp_path / "o.txt")
+    assert r.exit_code == 2 and "must end in" in r.output and "o.txt" in r.output
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_a_piped_table_keeps_every_column(tmp_path):
+    """CliRunner's output is not a terminal: the table is laid out wide instead of dropping or folding columns."""
+    truth = tmp_path / "t.json"
+    rep = tmp_path / "r.npz"
+    assert run("simulate", *SIM, "--output", rep, "--truth", truth).exit_code == 0
+    r = run("decode", "--reports", rep, "--candidates", truth, "--truth", truth)
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.output.splitlines() if "candidate" in line and "estimate" in line)
+    assert all(col in header for col in ("candidate", "estimate", "s.e.", "95% interval", "p-value", "share", "true"))
+    rows = [line for line in r.output.splitlines() if "cand-" in line]
+    assert rows and all("…" not in line and line.count("│") >= 8 for line in rows)
