@@ -6,11 +6,13 @@ Run:  .venv/bin/python benchmarks/bench_rappor.py
 Prints the command line, then one line per step with its wall-clock time:
 
 * encoding: cohort assignment (SHA-256 of each client id), Bloom filters (SHA-256 per distinct (cohort, value)),
-  permanent randomized response (one per client), instantaneous randomized response (one per report);
+  permanent randomized response (one per client: from OS bytes, and derived from client secrets with HMAC-SHA256
+  as ``vetdp rappor encode`` does), instantaneous randomized response (one per report);
 * decoding: the per-cohort unbiased bit counts, the candidates' (dense) design matrix, the first import of the
   solver libraries, then the whole ``decode`` (which recomputes counts and design) with where its time goes: bit
-  counts, sparse design matrix (SHA-256 of every candidate in every cohort), lasso (scikit-learn), pivoted QR
-  (SciPy), least squares (statsmodels), the rest — measured by wrapping those functions with timers.
+  counts, sparse design matrix (SHA-256 of every candidate in every cohort), lasso (scikit-learn; only when the
+  candidates do not fit in a quarter of the rows), least squares (normal equations, SciPy), the rest — measured by
+  wrapping those functions with timers.
 
 The population is Zipf(1) over the candidates (the benchmark's data only: a seeded NumPy generator picks the
 values; the randomization reads vetdp's default source, the OS CSPRNG, as in production).
@@ -33,6 +35,7 @@ from vetdp.impl.rappor import (
     rappor_instantaneous_batch,
     rappor_permanent_batch,
 )
+from vetdp.impl.rappor_client import client_key, derived_permanent_batch
 from vetdp.impl.rappor_decoding import candidate_design_matrix, decode, estimate_bit_counts
 
 
@@ -100,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
                         lambda: assign_cohorts(range(a.reports), a.cohorts))
     bloom, _ = _timed("Bloom filters (SHA-256 per distinct cohort-value pair)",
                       lambda: bloom_filter_matrix(values, cohorts, a.k, a.h))
-    permanent, _ = _timed("permanent randomized response (f)", lambda: rappor_permanent_batch(bloom, a.f))
+    permanent, _ = _timed("permanent randomized response (f), OS bytes", lambda: rappor_permanent_batch(bloom, a.f))
+    keys = [client_key(b"benchmark master secret, 32 bytes", i) for i in range(a.reports)]
+    _timed("permanent randomized response from client secrets (HMAC-SHA256)",
+           lambda: derived_permanent_batch(keys, bloom, a.f))
     reports, _ = _timed("instantaneous randomized response (p, q)",
                         lambda: rappor_instantaneous_batch(permanent, a.p, a.q))
     print(f"  {'total':<66s} {time.perf_counter() - total:8.2f} s")
@@ -110,10 +116,9 @@ def main(argv: list[str] | None = None) -> int:
            lambda: estimate_bit_counts(reports, cohorts, a.cohorts, a.f, a.p, a.q))
     _timed("design matrix (candidate_design_matrix)",
            lambda: candidate_design_matrix(candidates, a.cohorts, a.k, a.h))
-    _timed("first use: import statsmodels, scikit-learn, SciPy (once per process)",
-           lambda: [importlib.import_module(m) for m in ("statsmodels.api", "sklearn.linear_model", "scipy.stats")])
+    _timed("first use: import scikit-learn, SciPy (once per process)",
+           lambda: [importlib.import_module(m) for m in ("sklearn.linear_model", "scipy.stats", "scipy.linalg")])
     import sklearn.linear_model
-    import statsmodels.regression.linear_model as lm
 
     from vetdp.impl import rappor_decoding
 
@@ -121,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         "unbiased bit counts (estimate_bit_counts)": (rappor_decoding, "estimate_bit_counts"),
         "design matrix, sparse (candidate_design_sparse)": (rappor_decoding, "candidate_design_sparse"),
         "lasso screen (sklearn Lasso.fit)": (sklearn.linear_model.Lasso, "fit"),
-        "independent columns (SciPy pivoted QR)": (rappor_decoding, "_independent_columns"),
-        "least squares (statsmodels OLS.fit)": (lm.OLS, "fit"),
+        "least squares, independent columns (normal equations, SciPy)": (rappor_decoding, "_least_squares"),
     }
     with _Timers(targets) as timers:
         result, seconds = _timed("decode, whole (recomputes counts and design)", lambda: decode(
@@ -133,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{seconds - sum(timers.seconds.values()):8.2f} s")
     truth = np.bincount(picks, minlength=a.candidates)
     sig = np.asarray(result.significant)
-    print(f"result: {int(sig.sum())} significant candidates; {int((truth[sig] > 0).sum())} of them truly reported; "
+    print(f"result ({result.method}): {int(sig.sum())} significant candidates; {int((truth[sig] > 0).sum())} of "
+          "them truly reported; "
           f"the heaviest (true {truth[0]}) estimated {float(result.estimates[0]):.0f} ± "
           f"{float(result.std_errors[0]):.0f}")
     if a.profile:

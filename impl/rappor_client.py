@@ -7,9 +7,10 @@ Spec: specs/rappor_client.py · Proof: proofs/rappor_client.md
 Two derivations of the PRR of a Bloom filter B from a secret, both deterministic functions of (secret, B, f):
 
 * ``"vetdp"`` (any k): the permanent stage of :func:`vetdp.impl.rappor.rappor_permanent_batch` — B XOR flips,
-  each flip an exact Bernoulli(r), r = f/2 rounded up — reading its bytes from the stream HMAC-SHA256(secret,
-  :func:`prr_message`(B, f) ‖ counter) instead of the operating system. If HMAC-SHA256 is a pseudo-random function,
-  the stream is indistinguishable from uniform bytes, so the PRR has the law of a fresh permanent response.
+  each flip an exact Bernoulli(r), r = f/2 rounded up — reading its bytes from the stream SHAKE-256(STREAM_TAG ‖
+  HMAC-SHA256(secret, :func:`prr_message`(B, f))) instead of the operating system. If HMAC-SHA256 is a pseudo-random
+  function and SHAKE-256 a random oracle, the stream is indistinguishable from uniform bytes, so the PRR has the law
+  of a fresh permanent response.
 * ``"reference"`` (k <= 32): the reference's rule. Byte i of HMAC-SHA256(secret, B as a 4-byte big-endian integer)
   decides bit i: if its top 7 bits, as an integer, are below 128·f, bit i is the byte's lowest bit, else B_i. Under
   the same assumption bit i flips with probability :func:`reference_flip_probability` (f), i.e. f rounded up to a
@@ -20,6 +21,7 @@ The instantaneous responses are drawn afresh for every report through vetdp's sa
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import numbers
 from collections.abc import Sequence
@@ -59,6 +61,7 @@ from vetdp.sampling.sources import RandomSource, use_source
 
 __all__ = [
     "PRR_TAG",
+    "STREAM_TAG",
     "CLIENT_TAG",
     "SECRET_BYTES",
     "MIN_SECRET_BYTES",
@@ -79,7 +82,8 @@ __all__ = [
     "make_rappor_client_reports",
 ]
 
-PRR_TAG = b"vetdp-rappor-prr-v1"  # domain separation: the PRR stream
+PRR_TAG = b"vetdp-rappor-prr-v1"  # domain separation: the PRR message
+STREAM_TAG = b"vetdp-rappor-prr-stream-v1"  # domain separation: the stream expanded from a PRR seed
 CLIENT_TAG = b"vetdp-rappor-client-v1"  # domain separation: a client's key derived from a master secret
 SECRET_BYTES = 32  # a new secret: 256 bits from the OS
 MIN_SECRET_BYTES = 16  # the least accepted: 128 bits
@@ -88,23 +92,21 @@ REFERENCE_MAX_K = 32  # the reference hashes B as 4 bytes and reads one digest b
 
 
 class PrfSource(RandomSource):
-    """The bytes HMAC-SHA256(key, message ‖ c) for c = 0, 1, … (8-byte big-endian counter), in order: a
-    deterministic stream of (key, message); independent uniform bytes when HMAC-SHA256 is a pseudo-random function."""
+    """The bytes of SHAKE-256(STREAM_TAG ‖ HMAC-SHA256(key, message)), in order: a deterministic stream of (key,
+    message) — one HMAC gives a 32-byte seed, SHAKE-256 expands it to any length. Independent uniform bytes when
+    HMAC-SHA256 is a pseudo-random function and SHAKE-256 a random oracle."""
 
     def __init__(self, key: bytes, message: bytes):
-        self._key, self._message = bytes(key), bytes(message)
-        self._counter, self._buffer = 0, b""
+        self._xof = hashlib.shake_256(STREAM_TAG + hmac.digest(bytes(key), bytes(message), "sha256"))
+        self._at = 0
 
     def random_bytes(self, n: int) -> bytes:
-        while len(self._buffer) < n:
-            block = self._message + self._counter.to_bytes(8, "big")
-            self._buffer += hmac.digest(self._key, block, "sha256")
-            self._counter += 1
-        out, self._buffer = self._buffer[:n], self._buffer[n:]
+        out = self._xof.digest(self._at + n)[self._at:]
+        self._at += n
         return out
 
     def __repr__(self) -> str:
-        return f"PrfSource(<key>, {self._message[:24]!r}…)"
+        return f"PrfSource(<key>, <message>, at byte {self._at})"
 
 
 def new_secret() -> bytes:
@@ -201,15 +203,17 @@ def _vetdp_row(key: bytes, row: np.ndarray, f: float) -> np.ndarray:
 def _vetdp_rows(keys: Sequence[bytes], rows: np.ndarray, f: float) -> np.ndarray:
     """:func:`_vetdp_row` of every row, vectorised: the first k bytes of every row's stream decide every cell whose
     byte is non-zero (the batch sampler's first round); a row with a zero byte among them, which reads further
-    bytes when r needs more than one byte, is recomputed by :func:`_vetdp_row`."""
+    bytes when r needs more than one byte, is recomputed by :func:`_vetdp_row`. The messages are
+    :func:`prr_message`'s, built for all rows at once."""
     n, k = rows.shape
-    blocks = (k + 31) // 32
-    messages = [prr_message(row, f) for row in rows]
-    digest = hmac.digest
-    stream = b"".join(digest(key, msg + c.to_bytes(8, "big"), "sha256")
-                      for key, msg in zip(keys, messages, strict=True) for c in range(blocks))
-    first = np.frombuffer(stream, dtype=np.uint8).reshape(n, 32 * blocks)[:, :k]
-    with use_source(_BufferSource(np.ascontiguousarray(first).tobytes())):
+    head = PRR_TAG + k.to_bytes(8, "big") + np.float64(f).astype(">f8").tobytes()
+    packed = np.packbits(rows, axis=1)
+    width, flat = packed.shape[1], packed.tobytes()
+    digest, shake = hmac.digest, hashlib.shake_256
+    stream = b"".join(shake(STREAM_TAG + digest(key, head + flat[i * width:(i + 1) * width], "sha256")).digest(k)
+                      for i, key in enumerate(keys))
+    first = np.frombuffer(stream, dtype=np.uint8).reshape(n, k)
+    with use_source(_BufferSource(stream)):
         out = rappor_permanent_batch(rows, f)
     if bernoulli_bytes_needed(rappor_flip_probability(f)) > 1:
         for i in np.flatnonzero((first == 0).any(axis=1)):

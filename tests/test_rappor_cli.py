@@ -525,3 +525,16 @@ def test_a_piped_table_keeps_every_column(tmp_path):
     assert all(col in header for col in ("candidate", "estimate", "s.e.", "95% interval", "p-value", "share", "true"))
     rows = [line for line in r.output.splitlines() if "cand-" in line]
     assert rows and all("…" not in line and line.count("│") >= 8 for line in rows)
+
+
+def test_clients_with_cohorts_as_the_reference_input_one_cohort_per_client(tmp_path, values_file):
+    clients, cohorts = tmp_path / "c.txt", tmp_path / "h.txt"
+    clients.write_text("c1\nc2\nc1\nc3\nc1\n")
+    cohorts.write_text("1\n2\n1\n3\n1\n")
+    out = tmp_path / "r.json"
+    r = run("encode", "--values", values_file, "--clients", clients, "--cohorts", cohorts, *SMALL, "--output", out)
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["cohorts"] == [1, 2, 1, 3, 1]
+    cohorts.write_text("1\n2\n0\n3\n1\n")
+    r = run("encode", "--values", values_file, "--clients", clients, "--cohorts", cohorts, *SMALL, "--output", out)
+    assert r.exit_code == 2 and "line 3 puts client 'c1' in cohort 0" in r.output

@@ -5,6 +5,7 @@ PRF can give, and the mutants that redraw it per run are caught by the spec's cl
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import hmac
 import math
 from fractions import Fraction
@@ -79,15 +80,17 @@ def _first_set_bit(byte: int) -> int:
 
 
 def test_vetdp_derivation_rederived_with_hmac():
-    """f = 1/2: r = 1/4 = 0.01 in binary, so a cell flips exactly when its byte's first set bit is bit 2 (the
-    batch sampler's first round: bit G of r's expansion, G the first set bit); one byte per cell."""
+    """The stream is SHAKE-256(tag ‖ HMAC-SHA256(key, message)). f = 1/2: r = 1/4 = 0.01 in binary, so a cell flips
+    exactly when its byte's first set bit is bit 2 (the batch sampler's first round: bit G of r's expansion, G the
+    first set bit); one byte per cell."""
     key, k = client_key(SECRET, "client-7"), 40
     bits = np.zeros(k, dtype=bool)
     bits[[3, 17]] = True
     message = (b"vetdp-rappor-prr-v1" + k.to_bytes(8, "big") + np.float64(0.5).astype(">f8").tobytes()
                + np.packbits(bits).tobytes())
     assert prr_message(bits, 0.5) == message
-    stream = b"".join(hmac.digest(key, message + c.to_bytes(8, "big"), "sha256") for c in range(2))[:k]
+    seed = hmac.digest(key, message, "sha256")
+    stream = hashlib.shake_256(b"vetdp-rappor-prr-stream-v1" + seed).digest(k)
     flips = np.array([b != 0 and _first_set_bit(b) == 2 for b in stream])
     assert (derived_permanent_batch([key], bits[None, :], 0.5)[0] == (bits ^ flips)).all()
     assert client_key(SECRET, "client-7") == hmac.digest(
@@ -157,7 +160,7 @@ def test_pinned_derived_response():
     bits = np.zeros((1, 16), dtype=bool)
     bits[0, [2, 9]] = True
     got = derived_permanent_batch([SECRET], bits, 0.5)[0]
-    assert "".join("1" if b else "0" for b in got) == "1110000101000000"
+    assert "".join("1" if b else "0" for b in got) == "1011100000001000"
 
 
 # ------------------------------------------------------------------ the law of many runs and the mutants

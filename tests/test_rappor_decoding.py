@@ -215,7 +215,8 @@ def test_decode_noiseless_recovers_counts_exactly():
     assert isinstance(res, RapporDecodeResult)
     assert np.abs(res.estimates - np.array(counts)).max() < 1e-6
     assert list(res.significant) == [n > 0 for n in counts]
-    assert res.num_reports == sum(counts) and res.threshold == 0.05 / 30
+    assert res.num_reports == sum(counts) and res.threshold == 0.05 / res.selected.sum()
+    assert res.method == "split"  # 31 columns in 4 × 16 rows: more than a quarter
     assert list(res.cohort_sizes) == [sum(counts) // 4] * 4
     assert not res.estimates.flags.writeable
 
@@ -473,9 +474,9 @@ def test_provider_deep_runs_the_larger_pipeline():
 SHAPE = {"k": 32, "h": 2, "f": 0.25, "p": 0.25, "q": 0.75, "num_cohorts": 8}
 
 
-def test_choose_method_reads_sizes_only_and_fits_every_candidate_in_half_the_rows():
-    assert dec.choose_method(127, 256) == "all" and dec.choose_method(128, 256) == "split"
-    assert dec.choose_method(200, 64 * 128) == "all" and dec.choose_method(10_000, 64 * 128) == "split"
+def test_choose_method_reads_sizes_only_and_fits_every_candidate_in_a_quarter_of_the_rows():
+    assert dec.choose_method(63, 256) == "all" and dec.choose_method(64, 256) == "split"
+    assert dec.choose_method(200, 64 * 128) == "all" and dec.choose_method(1000, 16 * 128) == "split"
 
 
 def test_decode_all_is_least_squares_on_every_cohort():

@@ -549,11 +549,12 @@ def _master_secret(secret_path: str | None, seed: int | None, err: Console) -> t
 @click.option("--values", "values_path", type=click.Path(exists=True, dir_okay=False), required=True,
               help="the values: one per line (UTF-8), or a .json list of strings (or an object with 'values')")
 @click.option("--clients", "clients_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="client ids, one per line (or .json list), one per value: the cohort is assign_cohort(id), and a "
-                   "client's permanent response of a value is derived from its secret")
+              help="client ids, one per line (or .json list), one per value: the cohort is assign_cohort(id) unless "
+                   "--cohorts gives it, and a client's permanent response of a value is derived from its secret")
 @click.option("--cohorts", "cohorts_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="cohorts in [0, num_cohorts), one per line (or .json list), one per value (each row its own "
-                   "client); default: row i is client i, cohort assign_cohort(i)")
+              help="cohorts in [0, num_cohorts), one per line (or .json list), one per value (with --clients: one "
+                   "cohort per client, as the reference's input); default: assign_cohort of the client id (row i "
+                   "is client i without --clients)")
 @_param_options
 @click.option("--randomize", is_flag=True,
               help="also randomize (permanent then instantaneous randomized response); implied by --f/--p/--q")
@@ -583,8 +584,6 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
         raise click.UsageError("give --output FILE (.json, .npz, .csv) or --output - (JSON on standard output)")
     _check_output("--output", output, (".json", ".npz", ".csv"))
     _check_output("--params-output", params_output, (".csv",))
-    if clients_path and cohorts_path:
-        raise click.UsageError("give --clients or --cohorts, not both (a client's cohort is assign_cohort(id))")
     randomize = randomize or any(kw.get(x) is not None for x in ("f", "p", "q")) or layout == "reference"
     if keep_bloom and not randomize:
         raise click.UsageError("--keep-bloom applies with --randomize (without it only Bloom filters are written)")
@@ -612,6 +611,12 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
             cohorts = np.array(_read_ints("--cohorts", cohorts_path, 0, m - 1), dtype=np.int64)
             if len(cohorts) != n:
                 _fail(f"--cohorts={cohorts_path!r} holds {len(cohorts)} cohorts for {n} values; give one per value")
+            if clients_path:  # as the reference's input (client, cohort, value): one cohort per client
+                seen: dict[Any, int] = {}
+                for i, (c, j) in enumerate(zip(clients, cohorts.tolist(), strict=True)):
+                    if seen.setdefault(c, j) != j:
+                        _fail(f"--cohorts={cohorts_path!r}: line {i + 1} puts client {str(c)[:40]!r} in cohort {j}, "
+                              f"an earlier line in cohort {seen[c]}; a client has one cohort")
         else:
             task = bar.add_task("cohorts", total=n)
             cohorts = np.empty(n, dtype=np.int64)
@@ -754,9 +759,9 @@ def _method_option(f: Callable) -> Callable:
     from vetdp.impl.rappor_decoding import DECODE_METHODS
 
     return click.option("--method", type=click.Choice(DECODE_METHODS), default="auto", show_default=True,
-                        help="auto: least squares on every candidate when they fit in half the rows, else a lasso "
-                             "screen on half of the cohorts; all; split; paper (the paper's, for comparison: its "
-                             "intervals and tests have no stated rate)")(f)
+                        help="auto: least squares on every candidate when they fit in a quarter of the rows, else "
+                             "a lasso screen on half of the cohorts; all; split; paper (the paper's, for comparison: "
+                             "its intervals and tests have no stated rate)")(f)
 
 
 def _read_counts(path: str, given: _Given) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
