@@ -324,6 +324,19 @@ def bloom_filter_matrix(values: Sequence[str | bytes], cohorts: Sequence[int] | 
     return np.take(table, inverse.reshape(-1), axis=0)
 
 
+def _id_bytes(client_id: object) -> bytes:
+    """An injective encoding of a client id: a type tag (b"b" for str/bytes — a str as UTF-8 — b"i" for an int, as
+    its minimal two's-complement big-endian bytes), the 8-byte length of the id's bytes, the id's bytes."""
+    if isinstance(client_id, bool):
+        raise TypeError(f"client_id={client_id!r} must be a str, bytes or int, not bool")
+    if isinstance(client_id, numbers.Integral):
+        x = int(client_id)
+        tag, data = b"i", x.to_bytes((x.bit_length() + 8) // 8, "big", signed=True)
+    else:
+        tag, data = b"b", _value_bytes("client_id", client_id)
+    return tag + len(data).to_bytes(8, "big") + data
+
+
 def assign_cohort(client_id: str | bytes | int, num_cohorts: int) -> int:
     """The cohort in [0, num_cohorts) of ``client_id``, deterministic across runs and machines.
 
@@ -337,14 +350,7 @@ def assign_cohort(client_id: str | bytes | int, num_cohorts: int) -> int:
     Preconditions: ``client_id`` a str, bytes or int (not a bool); ``num_cohorts`` an int in [1, 2**32].
     """
     num_cohorts = check_int("num_cohorts", num_cohorts, lo=1, hi=MAX_K)
-    if isinstance(client_id, bool):
-        raise TypeError(f"client_id={client_id!r} must be a str, bytes or int, not bool")
-    if isinstance(client_id, numbers.Integral):
-        x = int(client_id)
-        tag, data = b"i", x.to_bytes((x.bit_length() + 8) // 8, "big", signed=True)
-    else:
-        tag, data = b"b", _value_bytes("client_id", client_id)
-    prefix = COHORT_TAG + tag + len(data).to_bytes(8, "big") + data
+    prefix = COHORT_TAG + _id_bytes(client_id)
     return _reduce(lambda a: hashlib.sha256(prefix + a.to_bytes(4, "big")).digest(), num_cohorts)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,10 +47,10 @@ from vetdp.impl.rappor import (
     _check_report_probabilities,
     _check_shape,
     _discrete_distance_map,
+    _id_bytes,
     _instantaneous,
     _one_report_constant,
     _permanent,
-    _value_bytes,
     bloom_filter,
     rappor_flip_probability,
     rappor_permanent_batch,
@@ -134,14 +133,7 @@ def client_key(master: bytes, client_id: str | bytes | int) -> bytes:
 
     Preconditions: ``master`` bytes of at least 16 bytes; ``client_id`` a str, bytes or int (not a bool)."""
     master = check_secret("master", master)
-    if isinstance(client_id, bool):
-        raise TypeError(f"client_id={client_id!r} must be a str, bytes or int, not bool")
-    if isinstance(client_id, numbers.Integral):
-        x = int(client_id)
-        tag, data = b"i", x.to_bytes((x.bit_length() + 8) // 8, "big", signed=True)
-    else:
-        tag, data = b"b", _value_bytes("client_id", client_id)
-    return hmac.digest(master, CLIENT_TAG + tag + len(data).to_bytes(8, "big") + data, "sha256")
+    return hmac.digest(master, CLIENT_TAG + _id_bytes(client_id), "sha256")
 
 
 def prr_message(bits: Any, f: float) -> bytes:

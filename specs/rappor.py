@@ -116,12 +116,9 @@ def one_law(p, x):
             for y in itertools.product((False, True), repeat=len(ones))}
 
 
-def many_law(p, x):
-    """P[(S^1, ..., S^n) = ys | B = x]: per bit, the mixture over the shared permanent bit b' of
-    Π_t P[S^t_i | b'] (q if b' else p for a 1)."""
-    r = Fraction(rappor_flip_probability(p["f"]))
-    pv, qv = Fraction(p["p"]), Fraction(p["q"])
-    n, bits = p["reports"], bits_of(x)
+def shared_permanent_law(r: Fraction, pv: Fraction, qv: Fraction, n: int, bits: tuple[bool, ...]) -> dict:
+    """P[(S^1, ..., S^n) = ys | B = bits] for n reports sharing one permanent response with flip probability r:
+    per bit, the mixture over the shared permanent bit b' of Π_t P[S^t_i | b'] (q if b' else p for a 1)."""
 
     def column(bit: bool, column_bits: tuple[bool, ...]) -> Fraction:
         total = Fraction(0)
@@ -138,6 +135,12 @@ def many_law(p, x):
         if prob:  # p = 0 or q = 1 make some reports impossible: outputs of probability 0 are not listed
             out[ys] = prob
     return out
+
+
+def many_law(p, x):
+    """The law of p["reports"] reports sharing one permanent response, flip r = rappor_flip_probability(f)."""
+    return shared_permanent_law(Fraction(rappor_flip_probability(p["f"])), Fraction(p["p"]), Fraction(p["q"]),
+                                p["reports"], bits_of(x))
 
 
 def edges(p) -> list[str]:

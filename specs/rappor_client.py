@@ -24,7 +24,7 @@ from vetdp.core.measurement import bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec
 from vetdp.impl.rappor import rappor_flip_probability
 from vetdp.specs.randomized_response_bitvec import bits_of, outside, outside_kind
-from vetdp.specs.rappor import BAD_COMMON, inputs, probabilities
+from vetdp.specs.rappor import BAD_COMMON, inputs, probabilities, shared_permanent_law
 from vetdp.specs.rappor import edges as rappor_edges
 
 LONGEST_RUNS = {False: {1: 3, 2: 2, 3: 1}, True: {1: 4, 2: 3, 3: 2}}  # as the n-report spec: 2**((n + 1)·k) paths
@@ -45,28 +45,8 @@ def flip(p) -> Fraction:
 
 
 def runs_law(p, x):
-    """P[(S^1, ..., S^runs) = ys | B = x]: per bit, the mixture over the shared permanent bit b' (flip(p) away
-    from x_i) of Π_t P[S^t_i | b'] (q if b' else p for a 1)."""
-    import itertools
-
-    r, pv, qv = flip(p), Fraction(p["p"]), Fraction(p["q"])
-    n, bits = p["runs"], bits_of(x)
-
-    def column(bit: bool, column_bits: tuple[bool, ...]) -> Fraction:
-        total = Fraction(0)
-        for b_perm in (False, True):
-            weight = (1 - r) if b_perm == bit else r
-            one = qv if b_perm else pv
-            total += weight * math.prod((one if s else 1 - one) for s in column_bits)
-        return total
-
-    out = {}
-    for flat in itertools.product((False, True), repeat=n * len(bits)):
-        ys = tuple(flat[t * len(bits):(t + 1) * len(bits)] for t in range(n))
-        prob = math.prod(column(bit, tuple(ys[t][i] for t in range(n))) for i, bit in enumerate(bits))
-        if prob:
-            out[ys] = prob
-    return out
+    """P[(S^1, ..., S^runs) = ys | B = x]: the runs share one permanent response, flip(p) away from x per bit."""
+    return shared_permanent_law(flip(p), Fraction(p["p"]), Fraction(p["q"]), p["runs"], bits_of(x))
 
 
 def _reference_ok(p) -> bool:
