@@ -270,3 +270,11 @@ def test_bad_map_files_are_refused(tmp_path, content, words):
     msg = _one_line_exit_2(run("decode", "--counts", counts, "--map", path, "--h", "2", "--f", "0.5", "--p", "0.25",
                                "--q", "0.75"))
     assert all(w in msg for w in words), msg
+
+
+def test_the_reference_reports_need_their_parameters(reference_case):
+    d, _ = reference_case
+    msg = _one_line_exit_2(run("decode", "--reports", d / "reports.csv", "--candidates", d / "candidates.txt"))
+    assert "carries no parameters" in msg and "--params" in msg and "--num-cohorts" in msg
+    msg = _one_line_exit_2(run("sum-bits", "--reports", d / "reports.csv", "--output", d / "c.csv"))
+    assert "how many cohorts" in msg

@@ -825,6 +825,10 @@ def decode_command(reports_path: str | None, counts_path: str | None, candidates
         order, width = given.get("bit_order") or DEFAULTS["bit_order"], given.get("k")
         carried, cohorts, reports = read_reports("--reports", reports_path, order, width)
         source = f"--reports={reports_path!r}"
+        missing = [_OPTION[n] for n in ("num_cohorts", "f", "p", "q") if given.get(n) is None]
+        if carried.get("format") == "reference" and missing:
+            _fail(f"{source} is the reference's reports CSV, which carries no parameters: give --params FILE (the "
+                  f"reference's params CSV) or {', '.join(missing)}")
         prm = _resolve(given, carried, source)
         if reports.shape[1] != prm["k"]:
             _fail(f"--reports={reports_path!r} holds reports of {reports.shape[1]} bits; --k={prm['k']} must equal "
@@ -906,7 +910,7 @@ def simulate(num_candidates: int | None, num_reports: int | None, distribution: 
             if given_path:
                 raise click.UsageError(f"{name} applies with --decode (the decode's result); use --output and "
                                        "--truth for the simulated data")
-    _check_output("--output", output, (".json", ".npz", ".csv"), dash=False)
+    _check_output("--output", output, (".json", ".npz", ".csv"))
     _check_output("--params-output", params_output, (".csv",))
     setup = {"num_candidates": 100, "num_reports": 100_000, "distribution": "zipf", "zipf_exponent": 1.0,
              "reports_per_client": 1, "num_extra": 0, "num_decoys": None}
@@ -989,6 +993,9 @@ def sum_bits(reports_path: str, output: str | None, params_output: str | None, *
     carried, cohorts, reports = read_reports("--reports", reports_path, given.get("bit_order") or "vetdp",
                                              given.get("k"))
     source = f"--reports={reports_path!r}"
+    if carried.get("format") == "reference" and given.get("num_cohorts") is None:
+        _fail(f"{source} is the reference's reports CSV, which does not say how many cohorts there are: give --params "
+              "FILE (the reference's params CSV) or --num-cohorts")
     prm = _resolve(given, carried, source)
     if prm["hash"] != "md5":
         _fail(f"{source} holds reports hashed with {prm['hash']}; the reference's counts CSV records no hash and its "
