@@ -35,7 +35,7 @@ from vetdp.impl.rappor import (
     rappor_instantaneous_batch,
     rappor_permanent_batch,
 )
-from vetdp.impl.rappor_client import client_key, derived_permanent_batch
+from vetdp.impl.rappor_client import client_keys, derived_permanent_batch
 from vetdp.impl.rappor_decoding import candidate_design_matrix, decode, estimate_bit_counts
 
 
@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     bloom, _ = _timed("Bloom filters (SHA-256 per distinct cohort-value pair)",
                       lambda: bloom_filter_matrix(values, cohorts, a.k, a.h))
     permanent, _ = _timed("permanent randomized response (f), OS bytes", lambda: rappor_permanent_batch(bloom, a.f))
-    keys = [client_key(b"benchmark master secret, 32 bytes", i) for i in range(a.reports)]
+    keys, _ = _timed("client keys from a master secret (HMAC-SHA256 per client, client_keys)",
+                     lambda: client_keys(b"benchmark master secret, 32 bytes", range(a.reports)))
     _timed("permanent randomized response from client secrets (HMAC-SHA256)",
            lambda: derived_permanent_batch(keys, bloom, a.f))
     reports, _ = _timed("instantaneous randomized response (p, q)",
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     from vetdp.impl import rappor_decoding
 
     targets = {
-        "unbiased bit counts (estimate_bit_counts)": (rappor_decoding, "estimate_bit_counts"),
+        "bit counts per cohort (_bit_counts)": (rappor_decoding, "_bit_counts"),
         "design matrix, sparse (candidate_design_sparse)": (rappor_decoding, "candidate_design_sparse"),
         "lasso screen (sklearn Lasso.fit)": (sklearn.linear_model.Lasso, "fit"),
         "least squares, independent columns (normal equations, SciPy)": (rappor_decoding, "_least_squares"),

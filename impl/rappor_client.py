@@ -70,6 +70,7 @@ __all__ = [
     "new_secret",
     "check_secret",
     "client_key",
+    "client_keys",
     "prr_message",
     "reference_flip_probability",
     "derivation_flip_probability",
@@ -134,6 +135,13 @@ def client_key(master: bytes, client_id: str | bytes | int) -> bytes:
     Preconditions: ``master`` bytes of at least 16 bytes; ``client_id`` a str, bytes or int (not a bool)."""
     master = check_secret("master", master)
     return hmac.digest(master, CLIENT_TAG + _id_bytes(client_id), "sha256")
+
+
+def client_keys(master: bytes, client_ids: Sequence[str | bytes | int]) -> list[bytes]:
+    """``[client_key(master, i) for i in client_ids]``, the master secret checked once."""
+    master = check_secret("master", master)
+    digest = hmac.digest
+    return [digest(master, CLIENT_TAG + _id_bytes(i), "sha256") for i in client_ids]
 
 
 def prr_message(bits: Any, f: float) -> bytes:

@@ -332,7 +332,7 @@ def decode_document(result: Any, params: dict[str, Any], alpha: float, truth: di
     alpha), ``method`` (the decoder that ran: all, split or paper), ``num_reports``, ``threshold`` (the corrected
     p-value cut, alpha over the candidates tested), counts of candidates / selected / significant, and
     ``candidates``: one object per candidate in input order with ``value``, ``estimate`` (reports), ``std_error``,
-    ``interval`` [lo, hi] at level 1 − alpha, ``p_value``, ``selected`` (kept by the lasso), ``significant``, and
+    ``interval`` [lo, hi] at level 1 − alpha, ``p_value``, ``selected`` (in the fitted model), ``significant``, and
     ``true_count`` when the truth is known; ``score`` (recall, false discoveries, coverage) then too. A number the
     decoder left undefined (NaN) is null."""
     cands = []
@@ -437,9 +437,9 @@ def write_plot(path: str, doc: dict[str, Any]) -> tuple[Path, Path]:
     level = 1 - doc["parameters"]["alpha"]
     fig, ax = plt.subplots(figsize=(7, 5))
     groups = (("significant", "tab:blue", "o", lambda c: c["significant"]),
-              ("kept by the lasso, not significant", "tab:orange", "o",
+              ("in the model, not significant", "tab:orange", "o",
                lambda c: c["selected"] and not c["significant"]),
-              ("not kept by the lasso (estimate 0)", "tab:gray", "x", lambda c: not c["selected"]))
+              ("not in the model (estimate 0)", "tab:gray", "x", lambda c: not c["selected"]))
     if truth:
         cands.sort(key=lambda c: -max(c["true_count"], c["estimate"]))
         shown = cands[:PLOT_POINTS]
@@ -557,7 +557,8 @@ def _master_secret(secret_path: str | None, seed: int | None, err: Console) -> t
                    "is client i without --clients)")
 @_param_options
 @click.option("--randomize", is_flag=True,
-              help="also randomize (permanent then instantaneous randomized response); implied by --f/--p/--q")
+              help="also randomize (permanent then instantaneous randomized response); implied by --f/--p/--q, "
+                   "--secret and --format reference")
 @click.option("--secret", "secret_path", type=click.Path(dir_okay=False), default=None,
               help="the clients' master secret file (created with 32 random bytes if missing): each client's "
                    "permanent response of a value is derived from it, the same in every run")
@@ -584,11 +585,12 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
         raise click.UsageError("give --output FILE (.json, .npz, .csv) or --output - (JSON on standard output)")
     _check_output("--output", output, (".json", ".npz", ".csv"))
     _check_output("--params-output", params_output, (".csv",))
-    randomize = randomize or any(kw.get(x) is not None for x in ("f", "p", "q")) or layout == "reference"
+    randomize = (randomize or any(kw.get(x) is not None for x in ("f", "p", "q")) or layout == "reference"
+                 or secret_path is not None)
     if keep_bloom and not randomize:
         raise click.UsageError("--keep-bloom applies with --randomize (without it only Bloom filters are written)")
-    if (seed is not None or secret_path) and not randomize:
-        raise click.UsageError("--seed and --secret apply with --randomize (encoding alone is deterministic)")
+    if seed is not None and not randomize:
+        raise click.UsageError("--seed applies with --randomize (encoding alone is deterministic)")
     given = _Given(kw)
     _imply_layout(given, layout, output)
     prm = _resolve(given, None, "", _PARAMS if randomize else _SHAPE)
@@ -672,15 +674,16 @@ def _randomize(bar: Progress, bloom: np.ndarray, ids: list[Any], row_of: np.ndar
     the client's key under ``master`` (client ``ids[i]`` for row i), then an instantaneous response per report
     (``row_of`` maps reports to those rows) from the OS CSPRNG, or --seed's stream; in chunks with progress."""
     from vetdp.impl.rappor import rappor_instantaneous_batch
-    from vetdp.impl.rappor_client import client_key, derived_permanent_batch
+    from vetdp.impl.rappor_client import client_keys, derived_permanent_batch
     from vetdp.sampling import SeededSource, use_source
 
-    keys: dict[Any, bytes] = {}
+    distinct = list(dict.fromkeys(ids))
+    keys = dict(zip(distinct, _run(lambda: client_keys(master, distinct)), strict=True))
     permanent = np.empty_like(bloom)
     task = bar.add_task("permanent randomized response (from the secret)", total=len(bloom))
     for lo in range(0, len(bloom), CHUNK_ROWS):
         chunk = bloom[lo:lo + CHUNK_ROWS]
-        chunk_keys = [keys.setdefault(i, client_key(master, i)) for i in ids[lo:lo + CHUNK_ROWS]]
+        chunk_keys = [keys[i] for i in ids[lo:lo + CHUNK_ROWS]]
         permanent[lo:lo + len(chunk)] = _run(lambda c=chunk, ck=chunk_keys: derived_permanent_batch(
             ck, c, prm["f"], derivation))
         bar.advance(task, len(chunk))
