@@ -61,7 +61,7 @@ CASES = [(s.name, p) for s in MEASUREMENT_SPECS for p in [*s.examples, *drawn(s,
 
 def test_every_bundled_measurement_spec_states_a_law_and_edges():
     assert set(NAMES) == {"randomized_response", "randomized_response_bool", "randomized_response_bitvec",
-                          "k_rappor", "buffling", "rappor", "rappor_reports"}
+                          "k_rappor", "buffling", "rappor", "rappor_reports", "rappor_client"}
     for spec in MEASUREMENT_SPECS:
         assert spec.law is not None and spec.edges is not None, spec.name
 
