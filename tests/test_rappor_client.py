@@ -32,6 +32,7 @@ from vetdp.impl.rappor_client import (
     prr_message,
     reference_flip_probability,
 )
+from vetdp.sampling.primitives import bernoulli_bytes_needed
 from vetdp.sampling.sources import RandomSource, SeededSource, SystemSource, use_source
 
 DD = discrete_distance()
@@ -124,17 +125,21 @@ class _Bytes(RandomSource):
 @pytest.mark.parametrize("f", [0.5, 0.25, 0.75, 0.875])
 def test_vetdp_derivation_law_over_every_pair_of_bytes_is_independent_flips(f):
     """The idealised PRF gives uniform bytes: over all 65536 first-round bytes of a 2-bit row (r needs one byte
-    here), each bit flips with probability exactly r = f/2, independently."""
+    here), each bit flips with probability exactly r = f/2, independently. The 65536 byte pairs are served to 65536
+    rows of one batch call, row by row in cell order, so that row (a, b) reads exactly the bytes a and b."""
+    assert bernoulli_bytes_needed(f / 2) == 1
     r = Fraction(f) / 2
+    pairs = np.array([(a, b) for a in range(256) for b in range(256)], dtype=np.uint8)
+    rows = np.tile(np.array([[True, False]]), (65536, 1))
+    with use_source(_Bytes(pairs.tobytes())):
+        flips = rappor_permanent_batch(rows, f) ^ rows
     counts: dict[tuple[bool, bool], int] = {}
-    row = np.array([[True, False]])
-    for a in range(256):
-        for b in range(256):
-            with use_source(_Bytes(bytes((a, b)))):
-                out = tuple(bool(x) for x in rappor_permanent_batch(row, f)[0] ^ row[0])
-            counts[out] = counts.get(out, 0) + 1
+    for fa, fb in flips.tolist():
+        counts[(fa, fb)] = counts.get((fa, fb), 0) + 1
     for (fa, fb), c in counts.items():
         assert Fraction(c, 65536) == (r if fa else 1 - r) * (r if fb else 1 - r)
+    with use_source(_Bytes(bytes(pairs[1000]))):  # the same row alone reads the same two bytes
+        assert (rappor_permanent_batch(rows[:1], f)[0] ^ rows[0]).tolist() == flips[1000].tolist()
 
 
 @pytest.mark.parametrize("f,flip", [(0.5, Fraction(1, 4)), (0.45, Fraction(58, 256)), (2.0**-20, Fraction(1, 256)),
