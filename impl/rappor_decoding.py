@@ -6,6 +6,10 @@ statistical: t̂ is exactly unbiased with the stated variance (checked exactly b
 regression's estimates, intervals and tests hold under the linear model stated in proofs/rappor_decoding.md, and the
 spec checks them end to end by a seeded simulation with a stated confidence.
 
+Server-side code: the module imports with NumPy alone (it is part of the runtime's package), but decoding
+(:func:`decode`, :func:`decode_counts`, :func:`candidate_design_sparse`) needs scipy, scikit-learn and threadpoolctl,
+which come with the harness extra (``pip install 'vetdp[harness]'``) and are imported by the functions that use them.
+
 Spec: specs/rappor_decoding.py · Proof: proofs/rappor_decoding.md
 """
 
@@ -16,12 +20,14 @@ import math
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from vetdp.core.validation import check_float, check_int, check_interval
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "rappor_report_probabilities",
@@ -262,6 +268,8 @@ def candidate_design_matrix(candidates: Sequence[str | bytes], num_cohorts: int,
 def candidate_design_sparse(candidates: Sequence[str | bytes], num_cohorts: int, k: int, h: int,
                             hash: str = "sha256") -> sp.csc_matrix:
     """:func:`candidate_design_matrix` as a float64 CSC matrix (at most num_cohorts·h non-zeros per column)."""
+    import scipy.sparse as sp
+
     cands = _candidates(candidates)
     num_cohorts, k, h = _shape(num_cohorts, k, h)
     m = len(cands)
@@ -471,6 +479,7 @@ def decode_counts(counts: Any, cohort_sizes: Any, candidates: Sequence[str | byt
     :func:`rappor_report_probabilities`; alpha in (0, 1); ``method`` one of :data:`DECODE_METHODS` ("split" needs
     reports in at least two cohorts; "all" needs M + 1 < live cohorts × k); ``design`` None or (num_cohorts·k, M).
     """
+    import scipy.sparse as sp
     from scipy import stats
     from sklearn.linear_model import Lasso
     from threadpoolctl import threadpool_limits

@@ -538,3 +538,14 @@ def test_clients_with_cohorts_as_the_reference_input_one_cohort_per_client(tmp_p
     cohorts.write_text("1\n2\n0\n3\n1\n")
     r = run("encode", "--values", values_file, "--clients", clients, "--cohorts", cohorts, *SMALL, "--output", out)
     assert r.exit_code == 2 and "line 3 puts client 'c1' in cohort 0" in r.output
+
+
+def test_option_choices_are_the_librarys():
+    """--hash, --bit-order and --method spell their choices in the CLI (so that --help loads no NumPy): the
+    library's."""
+    from vetdp.cli import rappor as cli
+    from vetdp.impl.rappor import HASHES
+    from vetdp.impl.rappor_decoding import DECODE_METHODS
+    from vetdp.rappor_io import BIT_ORDERS
+
+    assert cli.HASH_CHOICES == HASHES and cli.BIT_ORDER_CHOICES == BIT_ORDERS and cli.METHOD_CHOICES == DECODE_METHODS

@@ -17,7 +17,7 @@ RUNTIME_MODULES = ("vetdp", "vetdp.core", "vetdp.sampling", "vetdp.arith.roundin
                    "vetdp.arith.constants")
 IMPL_MODULES = ("vetdp.impl.randomized_response", "vetdp.impl.randomized_response_bool",
                 "vetdp.impl.randomized_response_bitvec", "vetdp.impl.k_rappor", "vetdp.impl.rappor",
-                "vetdp.impl.buffling", "vetdp.impl.rappor_decoding")
+                "vetdp.impl.buffling", "vetdp.impl.rappor_decoding", "vetdp.impl.rappor_client", "vetdp.rappor_io")
 
 
 def loaded_heavy(python: str, modules: tuple[str, ...], cwd: str | None = None) -> list[str]:

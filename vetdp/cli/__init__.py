@@ -149,7 +149,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "proofs": ("vetdp.cli.proofs", "proofs", "Pinned proof documents: status, diff, bless, render."),
     "rappor": ("vetdp.cli.rappor", "rappor",
                "RAPPOR (Erlingsson, Pihur, Korolova 2014): encode strings as randomized Bloom-filter reports, "
-               "simulate populations with known truth, decode reports against candidate strings."),
+               "simulate populations with known truth, decode reports against candidate strings; read and write the "
+               "file formats of Google's reference implementation."),
     "verify": ("vetdp.cli.verify", "verify", "Vet another implementation of a mechanism against our SPEC."),
     "vet": ("vetdp.cli.vet", "vet", "Vet code written elsewhere (an accountant, ...) against exact truths."),
 }

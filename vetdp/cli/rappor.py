@@ -31,21 +31,19 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import numpy as np
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
 
+if TYPE_CHECKING:  # NumPy and rich load when a command runs, not for --help
+    import numpy as np
+    from rich.console import Console
+    from rich.progress import Progress
+
 __all__ = ["rappor", "read_reports", "write_reports", "read_strings", "decode_document", "write_plot",
            "REPORTS_SCHEMA_VERSION", "MAX_CELLS"]
-
-console = Console()
 
 REPORTS_SCHEMA_VERSION = 1
 MAX_CELLS = 2**30  # reports × k bits held in memory at once (one byte each as NumPy bools): 1 GiB
@@ -64,6 +62,11 @@ _OPTION = {"k": "--k", "h": "--h", "num_cohorts": "--num-cohorts", "f": "--f", "
            "reports_per_client": "--reports-per-client", "method": "--method", "derivation": "--derivation",
            "preset": "--preset"}
 SEED_SECRET_TAG = b"vetdp-rappor-seed-secret-v1"  # --seed without --secret: the master secret is a hash of the seed
+# the choices of --hash, --bit-order and --method, spelt here so that --help imports no NumPy (a test checks them
+# against vetdp.impl.rappor.HASHES, vetdp.rappor_io.BIT_ORDERS and vetdp.impl.rappor_decoding.DECODE_METHODS)
+HASH_CHOICES = ("sha256", "md5")
+BIT_ORDER_CHOICES = ("vetdp", "reference")
+METHOD_CHOICES = ("auto", "all", "split", "paper")
 
 
 # ----------------------------------------------------------------------------------------------- small helpers
@@ -85,16 +88,36 @@ def _run(fn: Callable[[], Any]) -> Any:
 
 
 def _err_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True)
+
+
+def _console() -> Console:
+    """Standard output's console (made when a command prints, so that --help loads no rich)."""
+    from rich.console import Console
+
+    return Console()
+
+
+def _escape(text: str) -> str:
+    """``text`` with rich's markup characters escaped (values and file names print as they are)."""
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _table_console(out: Console) -> Console:
     """``out``, or when it is not a terminal (a pipe, a log) a wide console, so that a table keeps every column."""
+    from rich.console import Console
+
     return out if out.is_terminal else Console(width=200, stderr=out.stderr)
 
 
 def _progress(err: Console) -> Progress:
     """A progress bar on standard error; nothing at all when standard error is not a terminal."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
     return Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                     console=err, disable=not err.is_terminal, transient=True)
 
@@ -116,17 +139,14 @@ def _fin(x: float) -> float | None:
 def _param_options(f: Callable) -> Callable:
     """--k --h --num-cohorts --f --p --q --hash --bit-order --params; default None so that a value carried by an input
     file can be told apart from one given on the command line."""
-    from vetdp.impl.rappor import HASHES
-    from vetdp.rappor_io import BIT_ORDERS
-
     opts = [
         click.option("--params", "params_path", type=click.Path(exists=True, dir_okay=False), default=None,
                      help="the reference's params CSV (k,h,m,p,q,f): those parameters, with MD5 positions and the "
                           "reference's bit order unless --hash/--bit-order say otherwise"),
-        click.option("--bit-order", "bit_order", type=click.Choice(BIT_ORDERS), default=None,
+        click.option("--bit-order", "bit_order", type=click.Choice(BIT_ORDER_CHOICES), default=None,
                      help="bit strings: 'vetdp' (character i is Bloom bit i) or 'reference' (most significant "
                           "first, as google/rappor writes them) (default vetdp)"),
-        click.option("--hash", "hash_name", type=click.Choice(HASHES), default=None,
+        click.option("--hash", "hash_name", type=click.Choice(HASH_CHOICES), default=None,
                      help="Bloom positions: 'sha256' (vetdp's) or 'md5' (the reference's: k <= 256, h <= 16) "
                           "(default sha256)"),
         click.option("--q", type=Real(0, 1), default=None, help=f"q = Pr[report bit 1 | permanent bit 1], in "
@@ -335,6 +355,8 @@ def decode_document(result: Any, params: dict[str, Any], alpha: float, truth: di
     ``interval`` [lo, hi] at level 1 − alpha, ``p_value``, ``selected`` (in the fitted model), ``significant``, and
     ``true_count`` when the truth is known; ``score`` (recall, false discoveries, coverage) then too. A number the
     decoder left undefined (NaN) is null."""
+    import numpy as np
+
     cands = []
     for i, value in enumerate(result.candidates):
         lo, hi = result.confidence_intervals[i]
@@ -358,6 +380,8 @@ def _print_decode(out: Console, doc: dict[str, Any], top: int) -> None:
     truth = any("true_count" in c for c in doc["candidates"])
     out = _table_console(out)
     kept = "in the model" if doc.get("method") == "all" else "kept by the lasso"
+    from rich.table import Table
+
     table = Table(title=f"RAPPOR decode ({doc.get('method', 'split')}): {doc['num_significant']} significant of "
                         f"{doc['num_candidates']} candidates ({doc['num_selected']} {kept}), {doc['num_reports']} "
                         f"reports, p-value cut {doc['threshold']:.3g}")
@@ -377,7 +401,7 @@ def _print_decode(out: Console, doc: dict[str, Any], top: int) -> None:
                   f"{doc['threshold']:.3g}; {doc['num_selected']} {kept} of {doc['num_candidates']})")
     for c in rows[:top]:
         lo, hi = c["interval"]
-        table.add_row(escape(c["value"][:80]), num(c["estimate"], ".1f"), num(c["std_error"], ".1f"),
+        table.add_row(_escape(c["value"][:80]), num(c["estimate"], ".1f"), num(c["std_error"], ".1f"),
                       f"[{num(lo, '.1f')}, {num(hi, '.1f')}]", num(c["p_value"], ".2e"),
                       num(None if c["estimate"] is None else c["estimate"] / n, ".2%"),
                       *((str(c.get("true_count", 0)),) if truth else ()))
@@ -425,6 +449,7 @@ def write_plot(path: str, doc: dict[str, Any]) -> tuple[Path, Path]:
     With the truth: estimated against true share of reports, interval bars at level 1 − alpha, the diagonal, the
     significant candidates marked; without it: the estimates with their intervals, largest first."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -535,7 +560,7 @@ def _master_secret(secret_path: str | None, seed: int | None, err: Console) -> t
     if secret_path:
         secret, created = _run(lambda: read_secret("--secret", secret_path, True, MIN_SECRET_BYTES, new_secret))
         if created:
-            err.print(escape(f"created the secret file {secret_path} (32 random bytes, readable by you only): keep "
+            err.print(_escape(f"created the secret file {secret_path} (32 random bytes, readable by you only): keep "
                              "it; every later run must use it"))
         return secret, f"--secret={secret_path!r}"
     if seed is None:
@@ -579,6 +604,8 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
            secret_path: str | None, derivation: str, keep_bloom: bool, seed: int | None, layout: str,
            output: str | None, params_output: str | None, **kw: Any) -> None:
     """Values → Bloom filters (k bits, h hashes, per cohort), and with --randomize the RAPPOR reports."""
+    import numpy as np
+
     from vetdp.impl.rappor import assign_cohorts, bloom_filter_matrix
 
     if output is None:
@@ -599,7 +626,7 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
     n, m = len(values), prm["num_cohorts"]
     _check_cells("--values", n, prm["k"])
     err = _err_console()
-    out = err if output == "-" else console
+    out = err if output == "-" else _console()
     master, secret_source = _master_secret(secret_path, seed, err) if randomize else (b"", "")
     start = time.perf_counter()
     with _progress(err) as bar:
@@ -665,7 +692,7 @@ def encode(values_path: str, clients_path: str | None, cohorts_path: str | None,
         eps1, eps_inf = eps
         summary += f"; f={prm['f']} p={prm['p']} q={prm['q']}: ε₁ = {eps1:.6g} per report; ε∞ = {eps_inf:.6g} over "
         summary += f"all reports of one value by one client, in every run with the secret of {secret_source}"
-    out.print(escape(summary + f"; {seconds:.2f} s"))
+    out.print(_escape(summary + f"; {seconds:.2f} s"))
 
 
 def _randomize(bar: Progress, bloom: np.ndarray, ids: list[Any], row_of: np.ndarray, prm: dict[str, Any],
@@ -673,6 +700,8 @@ def _randomize(bar: Progress, bloom: np.ndarray, ids: list[Any], row_of: np.ndar
     """(permanent, reports): the permanent response of every distinct (client, value) row of ``bloom`` derived from
     the client's key under ``master`` (client ``ids[i]`` for row i), then an instantaneous response per report
     (``row_of`` maps reports to those rows) from the OS CSPRNG, or --seed's stream; in chunks with progress."""
+    import numpy as np
+
     from vetdp.impl.rappor import rappor_instantaneous_batch
     from vetdp.impl.rappor_client import client_keys, derived_permanent_batch
     from vetdp.sampling import SeededSource, use_source
@@ -718,7 +747,7 @@ def _decode_and_report(counts: np.ndarray, sizes: np.ndarray, candidates: list[s
     seconds = time.perf_counter() - start
     score = _score(result, truth) if truth is not None else None
     doc = decode_document(result, prm, alpha, truth, score, command, seconds)
-    _print_decode(err if json_path == "-" else console, doc, top)
+    _print_decode(err if json_path == "-" else _console(), doc, top)
     if json_path:
         write_output("--json", json_path, json.dumps(doc, indent=1, allow_nan=False))
     if plot_path:
@@ -735,6 +764,8 @@ def _truth_of(sim: Any) -> dict[str, int]:
 
 def _score(result: Any, truth: dict[str, int]) -> dict[str, Any]:
     """The decoding module's score (recall, false discoveries, coverage) of ``result`` against ``truth``."""
+    import numpy as np
+
     from vetdp.impl.rappor_decoding import RapporSimulation, score_decode
 
     cands = tuple(result.candidates)
@@ -759,9 +790,7 @@ def _check_candidates(option: str, path: str, candidates: list[str]) -> None:
 
 
 def _method_option(f: Callable) -> Callable:
-    from vetdp.impl.rappor_decoding import DECODE_METHODS
-
-    return click.option("--method", type=click.Choice(DECODE_METHODS), default="auto", show_default=True,
+    return click.option("--method", type=click.Choice(METHOD_CHOICES), default="auto", show_default=True,
                         help="auto: least squares on every candidate when they fit in a quarter of the rows, else "
                              "a lasso screen on half of the cohorts; all; split; paper (the paper's, for comparison: "
                              "its intervals and tests have no stated rate)")(f)
@@ -816,6 +845,8 @@ def decode_command(reports_path: str | None, counts_path: str | None, candidates
 
     The parameters are those the input carries (an option that disagrees is refused); a file without them takes the
     options, --params, or the defaults. The reference's files are MD5 and its bit order."""
+    import numpy as np
+
     from vetdp.impl.rappor_decoding import bit_counts, candidate_design_sparse
     from vetdp.rappor_io import map_mismatch, read_map_csv
 
@@ -906,6 +937,8 @@ def simulate(num_candidates: int | None, num_reports: int | None, distribution: 
              truth_path: str | None, params_output: str | None, then_decode: bool, method: str, alpha: float,
              top: int, json_path: str | None, plot_path: str | None, **kw: Any) -> None:
     """A seeded population with known truth → reports (+ truth file); with --decode, decoded and scored."""
+    import numpy as np
+
     from vetdp.impl.rappor_decoding import bit_counts, reference_preset, simulate_population
 
     if not then_decode:
@@ -960,10 +993,10 @@ def simulate(num_candidates: int | None, num_reports: int | None, distribution: 
             "schema_version": 1, "command": "rappor simulate", "parameters": {**prm, **setup},
             "candidates": candidates, "true_counts": truth}, indent=1))
     _write_params_csv(params_output, prm)
-    out = err if json_path == "-" else console
+    out = err if json_path == "-" else _console()
     heavy = sorted(truth.items(), key=lambda kv: -kv[1])[:5]
     in_list = sum(truth.get(c, 0) for c in candidates)
-    out.print(escape(
+    out.print(_escape(
         f"simulated {sim.num_reports} reports in {prm['num_cohorts']} cohorts (k={prm['k']}, h={prm['h']}, "
         f"{prm['hash']}, f={prm['f']}, p={prm['p']}, q={prm['q']}; ε₁ = {eps1:.6g} per report, ε∞ = {eps_inf:.6g} "
         f"over all reports of one value by one client), seed {seed}, {seconds:.2f} s; {setup['num_candidates']} "
@@ -1011,8 +1044,8 @@ def sum_bits(reports_path: str, output: str | None, params_output: str | None, *
         click.echo(text, nl=False)
     _write_params_csv(params_output, prm)
     if output != "-":
-        console.print(escape(f"{len(reports)} reports in {int((sizes > 0).sum())} of {prm['num_cohorts']} cohorts → "
-                             f"{output} ({prm['num_cohorts']} rows of 1 + k = {prm['k'] + 1} counts)"))
+        _console().print(_escape(f"{len(reports)} reports in {int((sizes > 0).sum())} of {prm['num_cohorts']} "
+                                 f"cohorts → {output} ({prm['num_cohorts']} rows of 1 + k = {prm['k'] + 1} counts)"))
 
 
 @rappor.command("hash-candidates")
@@ -1043,4 +1076,4 @@ def hash_candidates(candidates_path: str, output: str | None, **kw: Any) -> None
     if text is not None:
         click.echo(text, nl=False)
     else:
-        console.print(escape(f"{len(candidates)} candidates × {m} cohorts × h={prm['h']} MD5 positions → {output}"))
+        _console().print(_escape(f"{len(candidates)} candidates × {m} cohorts × h={prm['h']} MD5 positions → {output}"))
