@@ -23,6 +23,7 @@ __all__ = [
     "DomainTypeError",
     "Domain",
     "AtomDomain",
+    "IndexDomain",
     "BitVectorDomain",
     "as_bit_rows",
     "bitvector_domain",
@@ -82,6 +83,23 @@ class AtomDomain(Domain):
 
     def __repr__(self) -> str:
         return f"AtomDomain({self.T.__name__})"
+
+
+@dataclasses.dataclass(frozen=True)
+class IndexDomain(Domain):
+    """The values 0, 1, ..., size − 1 (Python or NumPy ints; bools are not values)."""
+
+    size: int
+
+    def check_member(self, x: Any) -> int:
+        if isinstance(x, bool) or _is_numpy_bool(x) or not isinstance(x, numbers.Integral):
+            raise DomainTypeError(f"x={x!r} must be an int in [0, {self.size}), not {type(x).__name__}")
+        if not 0 <= int(x) < self.size:
+            raise DomainError(f"x={x!r} must be in [0, {self.size})")
+        return int(x)
+
+    def __repr__(self) -> str:
+        return f"IndexDomain({self.size})"
 
 
 def atom_domain(T: type) -> AtomDomain:

@@ -307,6 +307,11 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
         c.out.update(dict.fromkeys(("privacy.sound", "privacy.tight", "audit.distribution"), Finding(
             True, "not checked at this size: opaque code's samples are audited at the smaller sizes", skipped=True)))
         return c.out
+    if not cfg.opaque and _public(spec, m, params, inputs, c):
+        if spec.constant_time_param is not None:
+            c.run(("timing.constant_bytes",),
+                  lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
+        return c.out
     if not cfg.opaque and _structured(spec, m, params, c, required=not scale):
         if spec.constant_time_param is not None:
             c.run(("timing.constant_bytes",),
@@ -409,6 +414,21 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
         c.run(("timing.constant_bytes",),
               lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
     return c.out
+
+
+def _public(spec: MeasurementSpec, m: Any, params: dict, inputs: list, c: _Clauses) -> bool:
+    """The clauses of code with public randomness or keyed encodings (vetdp.engine.public_clauses); False (nothing
+    done) when the code uses none of vetdp.sampling.public's primitives."""
+    from vetdp.engine.public_clauses import PUBLIC_CLAUSES, decide_public
+
+    applied: list[bool] = []
+
+    def decide() -> dict[str, Finding]:
+        found = decide_public(spec, m, params, inputs)
+        applied.append(found is not None)
+        return found or {}
+
+    return not c.run(PUBLIC_CLAUSES, decide) or applied == [True]
 
 
 PRODUCT_FROM_PATHS = 4096  # an input enumerated with more paths: the other inputs' laws from the product structure

@@ -114,6 +114,10 @@ class MeasurementSpec:
     # (vetdp.engine.structure; code without it is checked at the other sizes only, with a note); categorical
     # laws are enumerated for a spread of inputs and decided by their symmetry classes (vetdp.engine.symmetry)
     scale_examples: Sequence[Params] = ()
+    # for a mechanism with public randomness and keyed encodings (vetdp.sampling.public): params -> its
+    # vetdp.engine.public.ConditionalLaw (public draws released, encodings, law per encoding value), which
+    # function.law compares with the code's exact conditional laws. None: no such law stated
+    conditional_law: Callable[[Params], Any] | None = None
 
     @property
     def impl_ref(self) -> str:

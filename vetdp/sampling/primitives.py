@@ -27,6 +27,9 @@ __all__ = [
     "bernoulli_bytes_needed",
     "expansion_bits",
     "uniform_attempt",
+    "uniform_attempt_constant_time",
+    "uniform_attempt_constant_time_bytes",
+    "CONSTANT_TIME_EXTRA_BYTES",
 ]
 
 # Every float in [0, 1) is a multiple of 2**-1074, so its binary expansion ends by bit 1074.
@@ -188,8 +191,35 @@ def uniform_attempt_bytes(n: int) -> int:
     return ((n - 1).bit_length() + 7) // 8
 
 
-def sample_uniform_int_below(n: int) -> int:
+CONSTANT_TIME_EXTRA_BYTES = 16  # 128 bits beyond n's width: an attempt is rejected with probability < 2**-128
+
+
+def uniform_attempt_constant_time_bytes(n: int, extra: int = CONSTANT_TIME_EXTRA_BYTES) -> int:
+    """How many bytes one attempt of :func:`uniform_attempt_constant_time` reads for bound ``n``."""
+    return uniform_attempt_bytes(n) + extra
+
+
+def uniform_attempt_constant_time(n: int, buffer: bytes) -> int | None:
+    """One wide attempt: the bytes as an integer r < 2**(8w); r mod n when r is below the largest multiple of n
+    that fits in 8w bits, else None (rejected, probability < n/2**(8w)).
+
+    The same sequence of big-integer operations for every buffer of a given length. Over all 2**(8w) byte
+    strings each value in [0, n) is produced by exactly (2**(8w) − 2**(8w) mod n)/n of them.
+    """
+    r = int.from_bytes(buffer, "big")
+    total = 1 << (8 * len(buffer))
+    limit = total - total % n
+    value = r % n
+    return value if r < limit else None
+
+
+def sample_uniform_int_below(n: int, constant_time: bool = False) -> int:
     """An integer uniform on [0, n), exactly (rejection sampling on random bytes).
+
+    With ``constant_time`` every attempt reads the same number of bytes,
+    :func:`uniform_attempt_constant_time_bytes` (16 bytes beyond n's width), and is rejected with
+    probability below 2**-128, so the bytes read do not depend on the input or the outcome except with that
+    probability; the answer is exactly uniform either way.
 
     Under exact enumeration, for n >= 2**20 the result is a :class:`~vetdp.sampling.lazy.LazyInt`:
     it behaves as the integer in comparisons, arithmetic and every other use, but is fixed only as
@@ -202,11 +232,19 @@ def sample_uniform_int_below(n: int) -> int:
     n = int(n)
     if n < 1:
         raise ValueError(f"n={n!r} must be in [1, inf)")
+    if not isinstance(constant_time, bool):
+        raise TypeError(f"constant_time={constant_time!r} must be a bool")
     source = current_source()
     if isinstance(source, BranchingSource) and not source.branch_bytes:
         if n >= LAZY_FROM and source.lazy_uniforms:  # too many values to branch over: drawn as far as looked at
             return LazyInt.uniform_below(n)
         return source.branch_uniform(n)  # each of [0, n) with probability 1/n, without n Fractions
+    if constant_time:
+        width = uniform_attempt_constant_time_bytes(n)
+        while True:
+            v = uniform_attempt_constant_time(n, source.random_bytes(width))
+            if v is not None:
+                return v
     if n == 1:
         return 0
     width = uniform_attempt_bytes(n)
