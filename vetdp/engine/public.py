@@ -38,7 +38,7 @@ from vetdp.sampling.sources import BranchingSource, use_source
 
 __all__ = ["ConditionalLaw", "NotEstablished", "Sealed", "PublicSlot", "MemberSlot", "EncodingCall", "Shape",
            "WorldLaws", "ProductLaw", "MemberLaws", "uses_public", "keyed_world_laws", "member_laws", "conditioned_law",
-           "fn_id", "MAX_WORLDS", "MAX_PATHS"]
+           "fn_id", "probe", "TooManyPaths", "MAX_WORLDS", "MAX_PATHS"]
 
 MAX_WORLDS = 1 << 16  # encoding values (worlds) enumerated or read symbolically, at most
 MAX_PATHS = 4096  # secret paths of one world enumerated one by one; more: the symbolic product run
@@ -62,8 +62,15 @@ class NotEstablished(Exception):
 
 def _refuse(name: str) -> Callable:
     def refuse(self: Sealed, *args: Any, **kwargs: Any) -> Any:
-        raise NotEstablished(f"the {self.kind} is used other than as an encoding's {self.role} ({name}); the output "
-                             f"depends on it other than through keyed_encoding/hash_bucket")
+        from vetdp.sampling.sources import current_source
+
+        why = (f"the {object.__getattribute__(self, 'kind')} is used other than as an encoding's "
+               f"{object.__getattribute__(self, 'role')} ({name}); the output depends on it other than through "
+               f"keyed_encoding/hash_bucket")
+        source = current_source()
+        if getattr(source, "touched", None) is None and hasattr(source, "touched"):
+            source.touched = why  # recorded even if the code swallows the exception
+        raise NotEstablished(why)
 
     return refuse
 
@@ -172,6 +179,7 @@ class _Conditioned(BranchingSource):
         self.public: list[Sealed] = []
         self.calls: list[EncodingCall] = []
         self.members: list[tuple[Any, MemberCall]] = []
+        self.touched: str | None = None  # set when the code touched a sealed value (even if it caught the error)
 
     def condition_public(self, n: int) -> Any:
         token = Sealed("public draw", "key", len(self.public), n)
@@ -248,10 +256,14 @@ def _run(function: Callable, arg: Any, source: _Conditioned) -> Any:
         except NotEstablished:
             raise
         except Exception as e:  # noqa: BLE001 - an exception is an outcome
+            if source.touched is not None:
+                raise NotEstablished(source.touched) from None
             if source.halted is not None:
                 raise NotEstablished(f"a run was halted: {source.halted}") from None
             return Raised(type(e).__name__, str(e))
-        out = out.tolist() if hasattr(out, "tolist") else out
+        if source.touched is not None:
+            raise NotEstablished(source.touched)
+        out = out.tolist() if type(out) not in (Sealed, _MemberToken) and hasattr(out, "tolist") else out
         return freeze(source.slot(out))
 
 
@@ -307,6 +319,16 @@ def _says(shape: Shape) -> str:
             f"sizes {[c.size for c in shape.calls]}")
 
 
+def probe(function: Callable) -> None:
+    """One run of ``function`` on a sealed input, every choice its first option (e.g. to watch it for foreign
+    randomness); what the run shows is left to :func:`keyed_world_laws`."""
+    sealed = Sealed("input", "value")
+    try:
+        _run(function, sealed, _Conditioned([], [], sealed))
+    except NotEstablished:
+        pass
+
+
 def uses_public(function: Callable, x: Any) -> bool:
     """Whether one run of ``function(x)`` (x concrete) makes a public draw, an encoding or a member draw."""
     source = _Conditioned([], [], object())
@@ -340,14 +362,17 @@ class WorldLaws:
     paths: int = 0
 
 
-def keyed_world_laws(function: Callable, max_paths: int = MAX_PATHS) -> WorldLaws:
+def keyed_world_laws(function: Callable, max_paths: int = MAX_PATHS, symbolic: bool = True) -> WorldLaws:
     """The shape of ``function`` on a sealed input and its law in every world (see the module docstring).
 
-    Raises :class:`NotEstablished` naming the cause when the runs do not show the keyed shape."""
+    Raises :class:`NotEstablished` naming the cause when the runs do not show the keyed shape, and
+    :class:`TooManyPaths` when a world has too many paths and ``symbolic`` is False."""
     sealed = Sealed("input", "value")
     try:
         _, shape, members = conditioned_law(function, sealed, [], sealed, max_paths)
     except TooManyPaths:
+        if not symbolic:
+            raise
         return _symbolic_worlds(function, sealed)
     if members:
         raise NotEstablished("member draws are decided input by input, not on a sealed input")
@@ -361,6 +386,8 @@ def keyed_world_laws(function: Callable, max_paths: int = MAX_PATHS) -> WorldLaw
         try:
             law, seen, _ = conditioned_law(function, sealed, world, sealed, max_paths)
         except TooManyPaths:
+            if not symbolic:
+                raise
             return _symbolic_worlds(function, sealed)
         if seen != shape:
             raise NotEstablished(f"the encodings made depend on the values of earlier ones: world {world} made "
@@ -370,11 +397,82 @@ def keyed_world_laws(function: Callable, max_paths: int = MAX_PATHS) -> WorldLaw
     return WorldLaws(shape, worlds, laws, "enumerated", paths)
 
 
+class _EncodingValue:
+    """An encoding's value in a symbolic run: a constant function of it (``i == e``, ``e % 2``, ``e < c``) becomes a
+    small derived variable (its distinct results over all the encoding's values, and which value gives which);
+    anything else sees the encoding as a variable over all its values."""
+
+    __slots__ = ("registry", "var", "position", "size", "derived")
+
+    def __init__(self, registry: Any, var: Any, position: int, size: int, derived: dict):
+        self.registry, self.var, self.position, self.size, self.derived = registry, var, position, size, derived
+
+    def derive(self, fn: Callable[[int], Any]) -> Any:
+        from vetdp.engine.structure import Sym
+
+        results = [fn(e) for e in range(self.size)]
+        distinct: list[Any] = []
+        index: dict[Any, int] = {}
+        mapping = []
+        for r in results:
+            key = (type(r), r)
+            if key not in index:
+                index[key] = len(distinct)
+                distinct.append(r)
+            mapping.append(index[key])
+        if len(distinct) == 1:
+            return distinct[0]
+        var = self.registry.new("derived", distinct, None)
+        self.derived[var.index] = (self.position, tuple(mapping))
+        return Sym.of_var(self.registry, var)
+
+    def full(self) -> Any:
+        from vetdp.engine.structure import Sym
+
+        return Sym.of_var(self.registry, self.var)
+
+
+def _encoding_op(op: Callable[[Any, Any], Any], reverse: bool) -> Callable:
+    from vetdp.engine.structure import Sym
+
+    def apply(self: _EncodingValue, other: Any) -> Any:
+        if isinstance(other, (Sym, _EncodingValue)):
+            lhs = self.full()
+            rhs = other.full() if isinstance(other, _EncodingValue) else other
+            return op(rhs, lhs) if reverse else op(lhs, rhs)
+        return self.derive((lambda e: op(other, e)) if reverse else (lambda e: op(e, other)))
+
+    return apply
+
+
+def _install_encoding_ops() -> None:
+    import operator
+
+    for name, op in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("mod", operator.mod),
+                     ("floordiv", operator.floordiv), ("and", operator.and_), ("or", operator.or_),
+                     ("xor", operator.xor), ("lshift", operator.lshift), ("rshift", operator.rshift)]:
+        setattr(_EncodingValue, f"__{name}__", _encoding_op(op, False))
+        setattr(_EncodingValue, f"__r{name}__", _encoding_op(op, True))
+    for name, op in [("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt), ("le", operator.le),
+                     ("gt", operator.gt), ("ge", operator.ge)]:
+        setattr(_EncodingValue, f"__{name}__", _encoding_op(op, False))
+
+    def refuse(self: _EncodingValue, *args: Any) -> Any:
+        raise NotEstablished("an encoding's value is used for control flow or as an index in a symbolic run")
+
+    for name in ("__bool__", "__index__", "__int__", "__hash__", "__iter__"):
+        setattr(_EncodingValue, name, refuse)
+
+
+_install_encoding_ops()
+
+
 def _symbolic_worlds(function: Callable, sealed: Sealed) -> WorldLaws:
     """One run with symbolic secret draws and symbolic encodings: the laws of every world as a product."""
     from vetdp.engine.structure import NotStructured, Sym, _Registry, _SymbolicSource
 
     registry = _Registry()
+    derived: dict[int, tuple[int, tuple[int, ...]]] = {}  # derived variable -> (encoding position, value map)
 
     class Source(_SymbolicSource):
         def __init__(self) -> None:
@@ -391,15 +489,18 @@ def _symbolic_worlds(function: Callable, sealed: Sealed) -> WorldLaws:
             self.inner.condition_encoding(fn, key, value, size)
             var = registry.new("input", list(range(size)), None)
             self.enc_vars.append(var.index)
-            return Sym.of_var(registry, var)
+            return _EncodingValue(registry, var, len(self.enc_vars) - 1, size, derived)
 
         def condition_member(self, fn: Callable, value: Any, size: int, cls: Any) -> Any:
             raise NotEstablished("member draws are decided input by input, not in a symbolic run")
 
     source = Source()
+    source.touched = None
     with use_source(source):
         try:
             out = function(sealed)
+            if source.touched is not None:
+                raise NotEstablished(source.touched)
         except (NotEstablished, NotStructured) as e:
             raise NotEstablished(f"too many paths to enumerate, and the symbolic run shows no product: {e}") from None
         except Exception as e:  # noqa: BLE001
@@ -408,26 +509,32 @@ def _symbolic_worlds(function: Callable, sealed: Sealed) -> WorldLaws:
     shape = _shape(source.inner)
     if shape.worlds > MAX_WORLDS:
         raise NotEstablished(f"the encodings take {shape.worlds} joint values, more than {MAX_WORLDS}")
-    out = out.tolist() if hasattr(out, "tolist") else out
+    opaque = (Sealed, Sym, _EncodingValue)
+    out = out.tolist() if type(out) not in opaque and hasattr(out, "tolist") else out
     top = list(out) if isinstance(out, (tuple, list)) else [out]
     leaves: list[Any] = []
     nested: list[int] = []
     for part in top:
-        part = part.tolist() if hasattr(part, "tolist") and not isinstance(part, Sym) else part
+        part = part.tolist() if type(part) not in opaque and hasattr(part, "tolist") else part
         if isinstance(part, (tuple, list)):
             nested.append(len(part))
             leaves.extend(part)
         else:
             nested.append(0)
             leaves.append(part)
+    position = {v: k for k, v in enumerate(source.enc_vars)}
+    # how each encoding-related variable reads a world: raw (its value) or derived (its value's class)
+    reads: dict[int, tuple[int, tuple[int, ...] | None]] = {v: (p, None) for v, p in position.items()}
+    reads.update(derived)
     owner: dict[int, int] = {}
-    enc = set(source.enc_vars)
     fixed: list[tuple[int, Any]] = []
     coords: list[tuple[int, Sym]] = []
     for i, leaf in enumerate(leaves):
+        if isinstance(leaf, _EncodingValue):
+            leaf = leaf.full()
         if isinstance(leaf, Sym):
             for v in leaf.support:
-                if v in enc:
+                if v in reads:
                     continue
                 if owner.setdefault(v, i) != i:
                     raise NotEstablished(f"output leaves {owner[v]} and {i} share a secret draw: not a product")
@@ -435,12 +542,11 @@ def _symbolic_worlds(function: Callable, sealed: Sealed) -> WorldLaws:
         else:
             fixed.append((i, freeze(source.inner.slot(leaf))))
     worlds = list(itertools.product(*(range(c.size) for c in shape.calls)))
-    position = {v: k for k, v in enumerate(source.enc_vars)}
-    # each coordinate's law as a function of the encodings it reads: computed once per distinct restriction
-    tables: list[tuple[int, list[int], dict[tuple[int, ...], tuple]]] = []
+    # each coordinate's law for each assignment of the encoding variables it reads (one law object per assignment)
+    tables: list[tuple[int, list[tuple[int, tuple[int, ...] | None]], dict[tuple[int, ...], tuple]]] = []
     for i, leaf in coords:
-        encs = [v for v in leaf.support if v in enc]
-        draws = [v for v in leaf.support if v not in enc]
+        encs = [v for v in leaf.support if v in reads]
+        draws = [v for v in leaf.support if v not in reads]
         by_enc: dict[tuple[int, ...], dict[Any, Fraction]] = {}
         for assignment, value in leaf.table.items():
             env = dict(zip(leaf.support, assignment, strict=True))
@@ -451,12 +557,15 @@ def _symbolic_worlds(function: Callable, sealed: Sealed) -> WorldLaws:
             law = by_enc.setdefault(key, {})
             y = freeze(value)
             law[y] = law.get(y, Fraction(0)) + p
-        tables.append((i, [position[v] for v in encs], {k: tuple(sorted(v.items(), key=repr))
-                                                        for k, v in by_enc.items()}))
+        tables.append((i, [reads[v] for v in encs], {k: tuple(sorted(v.items(), key=repr))
+                                                     for k, v in by_enc.items()}))
     laws = []
     for world in worlds:
-        laws.append(ProductLaw(tuple(fixed), tuple((i, table[tuple(world[p] for p in where)])
-                                                   for i, where, table in tables), len(leaves), tuple(nested)))
+        coordinates = []
+        for i, where, table in tables:
+            key = tuple(world[p] if mapping is None else mapping[world[p]] for p, mapping in where)
+            coordinates.append((i, table[key]))
+        laws.append(ProductLaw(tuple(fixed), tuple(coordinates), len(leaves), tuple(nested)))
     return WorldLaws(shape, worlds, laws, "symbolic product", 0)
 
 

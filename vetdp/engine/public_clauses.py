@@ -29,9 +29,11 @@ from vetdp.engine.public import (
     NotEstablished,
     ProductLaw,
     PublicSlot,
+    TooManyPaths,
     WorldLaws,
     keyed_world_laws,
     member_laws,
+    probe,
     uses_public,
 )
 
@@ -99,61 +101,101 @@ def _output(law: ProductLaw, leaves: dict[int, Any]) -> Any:
     return tuple(out)
 
 
-def worst_worlds(wl: WorldLaws) -> tuple[Ratio, list[tuple[int, int]], dict[tuple[int, int], Any]]:
-    """The worst ratio over ordered pairs of distinct worlds, the pairs attaining it and an output for each.
+def worst_worlds(wl: WorldLaws) -> tuple[Ratio, tuple[int, int] | None, Callable[[int, int], bool]]:
+    """The worst ratio over ordered pairs of distinct worlds, one pair attaining it, and a test of whether a pair
+    attains it.
 
-    Product laws with many worlds are compared through each coordinate's classes of worlds: a coordinate whose law
-    is the same in both worlds contributes 1, so only the coordinates where either world differs from the
-    coordinate's most common law are multiplied."""
+    Product laws are compared through each coordinate's most common law: a coordinate whose law is the common one
+    in both worlds contributes 1, so a pair's ratio is the product over the coordinates where either world is an
+    exception. Pairs whose exceptions are disjoint have ratio A(w)·B(w') (A: w's exceptions against the common
+    laws, B: the common laws against w''s), so their maximum comes from the worlds sorted by A and by B; pairs that
+    share an exception coordinate are compared one by one."""
     laws = wl.laws
     n = len(laws)
-    best: Ratio = Fraction(0)
-    pairs: list[tuple[int, int]] = []
-    outputs: dict[tuple[int, int], Any] = {}
-
-    def consider(i: int, j: int, r: Ratio, y: Any) -> None:
-        nonlocal best, pairs
-        if _bigger(r, best):
-            best, pairs = r, []
-        if r == best and len(pairs) < 4096:
-            pairs.append((i, j))
-            outputs[(i, j)] = y
-
     if n < 2:
-        return None if n == 0 else Fraction(1), [], {}
-    if isinstance(laws[0], dict) or n <= 64:
+        return (Fraction(1) if n else None), None, lambda a, b: False
+    if isinstance(laws[0], dict):
+        ratios = {}
         for i, j in itertools.permutations(range(n), 2):
-            r, y = world_ratio(laws[i], laws[j])
-            consider(i, j, r, y)
-        return best, pairs, outputs
-    # product laws, many worlds: per coordinate, the worlds whose law differs from the most common one
-    coords = len(laws[0].coordinates)
-    exceptions: list[list[int]] = [[] for _ in range(n)]
+            ratios[(i, j)] = world_ratio(laws[i], laws[j])[0]
+        best = _max_ratio(ratios.values())
+        pair = next(k for k, r in ratios.items() if r == best)
+        return best, pair, lambda a, b: ratios.get((a, b), Fraction(0)) == best
+    intern: dict[tuple, int] = {}
+    ids = [[intern.setdefault(law, len(intern)) for _, law in w.coordinates] for w in laws]
+    by_id = {v: k for k, v in intern.items()}
+    coords = len(ids[0])
+    common = []
     for c in range(coords):
-        counts: dict[tuple, int] = {}
-        for law in laws:
-            counts[law.coordinates[c][1]] = counts.get(law.coordinates[c][1], 0) + 1
-        common = max(counts, key=counts.__getitem__)
-        for w, law in enumerate(laws):
-            if law.coordinates[c][1] != common:
-                exceptions[w].append(c)
-    cache: dict[tuple, Ratio] = {}
-    for i, j in itertools.permutations(range(n), 2):
-        r: Ratio = Fraction(1)
-        for c in sorted(set(exceptions[i]) | set(exceptions[j])):
-            la, lb = laws[i].coordinates[c][1], laws[j].coordinates[c][1]
-            if (la, lb) not in cache:
-                cache[(la, lb)] = _law_ratio(la, lb)[0]
-            f = cache[(la, lb)]
+        counts: dict[int, int] = {}
+        for w in range(n):
+            counts[ids[w][c]] = counts.get(ids[w][c], 0) + 1
+        common.append(max(counts, key=counts.__getitem__))
+    exceptions = [[c for c in range(coords) if ids[w][c] != common[c]] for w in range(n)]
+    if any(dict(laws[w].fixed) != dict(laws[0].fixed) for w in range(n)):
+        raise NotEstablished("the worlds' fixed output leaves differ")
+    cache: dict[tuple[int, int], Ratio] = {}
+
+    def r(a: int, b: int) -> Ratio:
+        if (a, b) not in cache:
+            cache[(a, b)] = Fraction(1) if a == b else _law_ratio(by_id[a], by_id[b])[0]
+        return cache[(a, b)]
+
+    def pair_ratio(a: int, b: int) -> Ratio:
+        out: Ratio = Fraction(1)
+        for c in sorted(set(exceptions[a]) | set(exceptions[b])):
+            f = r(ids[a][c], ids[b][c])
             if f is None:
-                r = None
+                return None
+            out *= f
+        return out
+
+    def one_side(w: int, forward: bool) -> Ratio:
+        out: Ratio = Fraction(1)
+        for c in exceptions[w]:
+            f = r(ids[w][c], common[c]) if forward else r(common[c], ids[w][c])
+            if f is None:
+                return None
+            out *= f
+        return out
+
+    a_side = sorted(range(n), key=lambda w: _key(one_side(w, True)), reverse=True)
+    b_side = sorted(range(n), key=lambda w: _key(one_side(w, False)), reverse=True)
+    best: Ratio = Fraction(0)
+    pair: tuple[int, int] | None = None
+    # disjoint pairs: the best product comes early in both orders
+    for a in a_side[:64]:
+        for b in b_side[:64]:
+            if a != b and not set(exceptions[a]) & set(exceptions[b]):
+                value = pair_ratio(a, b)
+                if pair is None or _bigger(value, best):
+                    best, pair = value, (a, b)
                 break
-            r *= f
-        if _bigger(r, best) or (r == best and len(pairs) < 4096):
-            consider(i, j, r, None)
-    for key in pairs[:1]:
-        outputs[key] = world_ratio(laws[key[0]], laws[key[1]])[1]
-    return best, pairs, outputs
+    # pairs sharing an exception coordinate
+    holders: dict[int, list[int]] = {}
+    for w in range(n):
+        for c in exceptions[w]:
+            holders.setdefault(c, []).append(w)
+    for group in holders.values():
+        for a, b in itertools.permutations(group, 2):
+            value = pair_ratio(a, b)
+            if pair is None or _bigger(value, best):
+                best, pair = value, (a, b)
+    if pair is None:  # every world equal to the common laws
+        return Fraction(1), None, lambda a, b: False
+    return best, pair, lambda a, b: a != b and pair_ratio(a, b) == best
+
+
+def _key(r: Ratio) -> tuple[int, Fraction]:
+    return (1, Fraction(0)) if r is None else (0, r)
+
+
+def _max_ratio(values: Any) -> Ratio:
+    best: Ratio = Fraction(0)
+    for v in values:
+        if _bigger(v, best):
+            best = v
+    return best
 
 
 def _candidates(sizes: Sequence[int], limit: int) -> Any:
@@ -173,10 +215,10 @@ def _candidates(sizes: Sequence[int], limit: int) -> Any:
         yield tuple(values)
 
 
-def realize(wl: WorldLaws, targets: set[tuple[int, int]], inputs: Sequence[Any],
+def realize(wl: WorldLaws, target: Callable[[int, int], bool], inputs: Sequence[Any],
             limit: int = PUBLIC_SEARCH) -> tuple[tuple[int, ...], Any, Any, tuple[int, int], int] | None:
-    """A public value and two inputs whose worlds form a pair in ``targets`` (indices into ``wl.worlds``), with the
-    number of public values tried; None when none of ``limit`` public values does."""
+    """A public value and two inputs whose worlds (indices into ``wl.worlds``) form a pair for which ``target``
+    holds, with the number of public values tried; None when none of ``limit`` public values does."""
     index = {w: i for i, w in enumerate(wl.worlds)}
     tried = 0
     for public in _candidates(wl.shape.public, limit):
@@ -187,7 +229,7 @@ def realize(wl: WorldLaws, targets: set[tuple[int, int]], inputs: Sequence[Any],
             if w is not None and w not in found:
                 found[w] = x
         for a, b in itertools.permutations(found, 2):
-            if (a, b) in targets:
+            if target(a, b):
                 return public, found[a], found[b], (a, b), tried
     return None
 
@@ -241,8 +283,15 @@ def _sizes_text(sizes: Sequence[int]) -> str:
 
 
 def _keyed(spec: Any, m: Any, params: dict, inputs: list, function: Callable) -> dict[str, Finding]:
-    with watch_foreign_randomness(getattr(m, "inner", m)) as foreign:
+    watched = "every run"
+    try:
+        with watch_foreign_randomness(getattr(m, "inner", m), scan_heap=False) as foreign:
+            wl = keyed_world_laws(function, symbolic=False)
+    except TooManyPaths:  # a product read from one symbolic run: one concrete run is watched
+        with watch_foreign_randomness(getattr(m, "inner", m), scan_heap=False) as foreign:
+            probe(function)
         wl = keyed_world_laws(function)
+        watched = "one concrete run"
     if foreign.used:
         return {name: Finding(False, f"the function draws randomness outside vetdp's primitives "
                               f"({', '.join(foreign.sources)}), so its laws are not exact", undecided=True)
@@ -257,14 +306,14 @@ def _keyed(spec: Any, m: Any, params: dict, inputs: list, function: Callable) ->
     out["randomness.through_primitives"] = Finding(
         True, f"all randomness flows through vetdp's primitives: {public_text}, the input read only through "
         f"{len(shape.calls)} keyed encoding(s) of {sizes} values (a sealed input raises on any other use), the "
-        f"secret draws {how} in each of the {len(wl.worlds)} worlds")
+        f"secret draws {how} in each of the {len(wl.worlds)} worlds; foreign randomness watched on {watched}")
     out["errors.data_independent"] = _errors(wl)
     missing = _released(wl)
     law = _law_finding(spec, params, wl, inputs)
     if law is not None:
         out["function.law"] = law
     frozen = [x for x in inputs]
-    best, pairs, outputs = worst_worlds(wl)
+    best, pair, target = worst_worlds(wl)
     coverage_head = (f"the law given the public draws depends on the input only through the encodings' values "
                      f"({len(wl.worlds)} worlds, each decided exactly), so every public value and every pair of inputs "
                      f"falls in one of {len(wl.worlds)}² world pairs")
@@ -283,13 +332,13 @@ def _keyed(spec: Any, m: Any, params: dict, inputs: list, function: Callable) ->
         out["privacy.tight"] = Finding(False, "undecided: the exact loss of a mixture over unreleased public draws is "
                                        "not decided", undecided=True)
         return out
-    if best == Fraction(1) or not pairs:
+    if best == Fraction(1) or pair is None:
         worst = MaxDivergenceResult(Fraction(1), show(frozen[0]), show(frozen[-1]), None, Fraction(1), Fraction(1))
         note = f"{coverage_head}; every world has the same law: the loss is 0 for every public value"
         out.update(_noted_all(privacy_findings(spec, m, {}, params, worst=worst), note))
         out.update(_noted_all(distance_findings(spec, m, {}, params, worst=worst), note))
         return out
-    found = realize(wl, set(pairs), frozen)
+    found = realize(wl, target, frozen)
     if found is None:
         upper = MaxDivergenceResult(best, "(no pair found)", "", None, Fraction(0), Fraction(0))
         note = (f"{coverage_head}; no public value among {PUBLIC_SEARCH} tried put two of the {len(frozen)} examined "
@@ -302,9 +351,7 @@ def _keyed(spec: Any, m: Any, params: dict, inputs: list, function: Callable) ->
         out["privacy.tight"] = Finding(False, f"undecided: {note}", undecided=True)
         return out
     public, x, x2, (a, b), tried = found
-    y = outputs.get((a, b))
-    if y is None:
-        y = world_ratio(wl.laws[a], wl.laws[b])[1]
+    y = world_ratio(wl.laws[a], wl.laws[b])[1]
     p, q = _probs(wl.laws[a], wl.laws[b], y)
     shown_public = {f"public[{i}]": v for i, v in enumerate(public)}
     worst = MaxDivergenceResult(best, show(x), show(x2), show(_concrete(y, public)), p, q)
@@ -365,6 +412,8 @@ def _law_finding(spec: Any, params: dict, wl: WorldLaws, inputs: list) -> Findin
             want = {freeze(y): Fraction(p) for y, p in want.items() if p}
         else:
             want = [{freeze(y): Fraction(p) for y, p in leaf.items() if p} for leaf in want]
+            if isinstance(got, dict):  # a product stated leaf by leaf, enumerated output by output
+                got, want = _flat(got), _product(want)
         if got != want:
             why = _diff(got, want)
             return Finding(False, f"in world {list(w)} (encodings' values) the code's conditional law differs from "
@@ -372,6 +421,25 @@ def _law_finding(spec: Any, params: dict, wl: WorldLaws, inputs: list) -> Findin
     return Finding(True, f"the exact conditional law equals the spec's in all {len(wl.worlds)} worlds, public draws "
                    f"of sizes {list(wl.shape.public)} released, encodings equal to the spec's on "
                    f"{min(64, math.prod(wl.shape.public) or 1)} public values × {min(64, len(inputs))} inputs")
+
+
+def _flat(law: dict) -> dict:
+    out: dict = {}
+    for y, p in law.items():
+        key = tuple(_leaves(y)) if not isinstance(y, Raised) else y
+        out[key] = out.get(key, Fraction(0)) + p
+    return out
+
+
+def _leaves(y: Any) -> list:
+    return [leaf for part in y for leaf in _leaves(part)] if isinstance(y, tuple) else [y]
+
+
+def _product(leaves: list[dict]) -> dict:
+    out: dict = {(): Fraction(1)}
+    for leaf in leaves:
+        out = {k + (y,): p * q for k, p in out.items() for y, q in leaf.items()}
+    return out
 
 
 def _leaf_laws(law: ProductLaw) -> list[dict]:
@@ -400,7 +468,7 @@ def _diff(got: Any, want: Any) -> str:
 # ------------------------------------------------------------------ member shape
 
 def _member(spec: Any, m: Any, params: dict, inputs: list, function: Callable) -> dict[str, Finding]:
-    with watch_foreign_randomness(getattr(m, "inner", m)) as foreign:
+    with watch_foreign_randomness(getattr(m, "inner", m), scan_heap=False) as foreign:
         ml = member_laws(function, inputs)
     if foreign.used:
         return {name: Finding(False, f"the function draws randomness outside vetdp's primitives "
@@ -483,21 +551,33 @@ def _member_worst(classes: dict[Any, list[tuple[Fraction, frozenset]]], size: in
 
 
 def _member_law_finding(spec: Any, params: dict, classes: dict, inputs: list) -> Finding | None:
+    """``function.law``: each input's law, compared with the spec's as classes {probability: outputs}."""
     if spec.law is None:
         return Finding(True, "not checked: the spec states no law", skipped=True)
     for x in inputs:
         key = freeze(x)
-        want = {freeze(y): Fraction(p) for y, p in spec.law(params, x).items() if p}
-        got: dict = {}
+        want: dict[Fraction, set] = {}
+        for y, p in spec.law(params, x).items():
+            if p:
+                want.setdefault(p if type(p) is Fraction else Fraction(p), set()).add(freeze(y))
+        got: dict[Fraction, set] = {}
         for p, members in classes[key]:
-            for y in members:
-                got[y] = got.get(y, Fraction(0)) + p
-        if got != want:
-            y = next(y for y in sorted(set(got) | set(want), key=repr) if got.get(y, 0) != want.get(y, 0))
-            return Finding(False, f"P[M({show(x)!r}) = {y!r}] is {got.get(y, 0)}, the law says {want.get(y, 0)}",
-                           witness={"x": show(x), "y": show(y), "P[M(x)=y]": str(got.get(y, 0)),
-                                    "law P[y|x]": str(want.get(y, 0))})
+            got.setdefault(p, set()).update(members)
+        if sum(len(ys) for ys in got.values()) != len(set().union(*got.values())) or got != want:
+            return _member_law_pointwise(x, classes[key], want)
     return Finding(True, f"the exact output distribution equals the spec's on all {len(inputs)} inputs")
+
+
+def _member_law_pointwise(x: Any, parts: list, want_classes: dict) -> Finding:
+    got: dict = {}
+    for p, members in parts:
+        for y in members:
+            got[y] = got.get(y, Fraction(0)) + p
+    want = {y: p for p, ys in want_classes.items() for y in ys}
+    y = next(y for y in sorted(set(got) | set(want), key=repr) if got.get(y, 0) != want.get(y, 0))
+    return Finding(False, f"P[M({show(x)!r}) = {y!r}] is {got.get(y, 0)}, the law says {want.get(y, 0)}",
+                   witness={"x": show(x), "y": show(y), "P[M(x)=y]": str(got.get(y, 0)),
+                            "law P[y|x]": str(want.get(y, 0))})
 
 
 # ------------------------------------------------------------------ the runner's hook
