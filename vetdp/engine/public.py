@@ -180,8 +180,10 @@ class _Conditioned(BranchingSource):
         self.calls: list[EncodingCall] = []
         self.members: list[tuple[Any, MemberCall]] = []
         self.touched: str | None = None  # set when the code touched a sealed value (even if it caught the error)
+        self.used = False  # any public primitive called (an encoding of a concrete value too)
 
     def condition_public(self, n: int) -> Any:
+        self.used = True
         token = Sealed("public draw", "key", len(self.public), n)
         self.public.append(token)
         return token
@@ -202,6 +204,7 @@ class _Conditioned(BranchingSource):
         return value
 
     def condition_encoding(self, fn: Callable, key: Any, value: Any, size: int) -> int:
+        self.used = True
         if value is not self.sealed_input:
             if _holds_sealed(value) or _holds_sealed(key):
                 raise NotEstablished("an encoding's value is not the input itself (the input is only ever encoded "
@@ -216,6 +219,7 @@ class _Conditioned(BranchingSource):
         return self.world[index] if index < len(self.world) else 0
 
     def condition_member(self, fn: Callable, value: Any, size: int, cls: Any) -> Any:
+        self.used = True
         if _holds_sealed(value):
             raise NotEstablished("a member draw depends on the sealed input; member draws are decided input by input")
         token = _MemberToken()
@@ -336,7 +340,7 @@ def uses_public(function: Callable, x: Any) -> bool:
         _run(function, x, source)
     except NotEstablished:
         return True
-    return bool(source.public or source.calls or source.members)
+    return source.used
 
 
 # ------------------------------------------------------------------ shape "keyed": laws per world
