@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from vetdp.arith.expr import ONE, var
+from vetdp.arith.expr import ONE, ZERO, var
 from vetdp.core.measurement import DiscreteDistance, IndexDomain, MaxDivergence, Measurement, PrivacyConstant
 from vetdp.core.validation import check_float, check_int, check_interval
 from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON
@@ -32,9 +32,10 @@ MAX_EPSILON = 700.0
 
 epsilon = var("epsilon")
 
-# p = e^ε/(e^ε + 1): the numerator rounded down, the denominator up, so p_float <= p and ln(p/(1−p)) <= ε.
+# p = e^ε/(e^ε + 1) = 1/(1 + e^{−ε}): −ε exact, e^{−ε} and the sum rounded up, the reciprocal down, so p_float <= p
+# and ln(p/(1−p)) <= ε.
 HADAMARD_KEEP_PROBABILITY = register_constant(
-    "hadamard.keep_probability", epsilon.neg_inf_exp().neg_inf_div(epsilon.inf_exp().inf_add(ONE)),
+    "hadamard.keep_probability", ONE.neg_inf_div(ONE.inf_add(ZERO.inf_sub(epsilon).inf_exp())),
     ranges={"epsilon": (MIN_EPSILON, MAX_EPSILON)}, bound="lower", result=(0.5, 1),
     source="vetdp.impl.hadamard_response.HADAMARD_KEEP_PROBABILITY")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from vetdp.arith.expr import ONE, var
+from vetdp.arith.expr import ONE, ZERO, var
 from vetdp.core.measurement import DiscreteDistance, IndexDomain, MaxDivergence, Measurement, PrivacyConstant
 from vetdp.core.validation import check_bool, check_float, check_int, check_interval
 from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON
@@ -34,10 +34,11 @@ MAX_EPSILON = 700.0  # e^ε stays a finite float64
 
 epsilon, g = var("epsilon"), var("g", "int")
 
-# p = e^ε / (e^ε + g − 1), the probability of reporting the true bucket. The numerator is rounded down and the
-# denominator up, so p_float <= p: the lie is at least as likely as ε asks, and the loss of p_float is <= ε.
+# p = e^ε / (e^ε + g − 1) = 1 / (1 + (g − 1)·e^{−ε}), the probability of reporting the true bucket. −ε is exact,
+# e^{−ε}, the product and the sum are rounded up and the reciprocal down, so p_float <= p: the lie is at least as
+# likely as ε asks, and the loss of p_float is <= ε.
 OLH_KEEP_PROBABILITY = register_constant(
-    "olh.keep_probability", epsilon.neg_inf_exp().neg_inf_div(epsilon.inf_exp().inf_add(g.inf_sub(ONE))),
+    "olh.keep_probability", ONE.neg_inf_div(ONE.inf_add(g.inf_sub(ONE).inf_mul(ZERO.inf_sub(epsilon).inf_exp()))),
     ranges={"epsilon": (MIN_EPSILON, MAX_EPSILON), "g": (2, MAX_BUCKETS)}, bound="lower", result=(0, 1),
     source="vetdp.impl.olh.OLH_KEEP_PROBABILITY")
 
