@@ -68,6 +68,7 @@ from vetdp.audit.ldp_adapters import (
     unary_params,
     unit_vectors,
 )
+from vetdp.audit.ldp_adapters import hashing as _hashing
 from vetdp.core.measurement import DomainError, DomainTypeError, as_bit_tuple
 from vetdp.engine.spec import floats_in
 
@@ -306,6 +307,9 @@ ENTRY_POINTS: dict[str, EntryPoint] = {
         keep_bad=("no_reports", "epsilon_nan", "epsilon_no_signal"), shape=oue_spec_shape),
 }
 
+# the hashing clients (OLH): vetdp/audit/ldp_adapters/hashing.py
+ENTRY_POINTS.update(_hashing.multi_freq_ldpy_entries())
+
 
 # the loss of the library's probabilities, to 50 digits: float logs cannot show a difference of one ulp
 LOSS_LINES = ["from decimal import Decimal, getcontext", "getcontext().prec = 50",
@@ -316,6 +320,11 @@ LOSS_LINES = ["from decimal import Decimal, getcontext", "getcontext().prec = 50
 
 def reproduction(spec_name: str, clause: str | None, params: dict, finding: Any = None) -> str:
     """A snippet using multi-freq-ldpy alone for a measurement finding (empty when none applies)."""
+    if spec_name in _hashing.HASHING_SPECS:
+        try:
+            return _hashing.reproduction("multi-freq-ldpy", spec_name, clause, params)
+        except (ValueError, TypeError, KeyError):
+            return ""
     entry = ENTRY_POINTS.get(spec_name)
     if entry is None or entry.law is None:  # an estimator: its findings carry the command only
         return ""

@@ -66,6 +66,7 @@ from vetdp.audit.ldp_adapters import (
     unary_params,
     unit_vectors,
 )
+from vetdp.audit.ldp_adapters import hashing as _hashing
 from vetdp.core.measurement import DomainError, DomainTypeError, as_bit_tuple
 
 
@@ -325,6 +326,9 @@ ENTRY_POINTS: dict[str, EntryPoint] = {
         supported=_supported, keep_bad=("epsilon_nan", "epsilon_no_signal"), shape=oue_spec_shape),
 }
 
+# the hashing clients (OLH, Hadamard response, CMS, HCMS): vetdp/audit/ldp_adapters/hashing.py
+ENTRY_POINTS.update(_hashing.pure_ldp_entries())
+
 
 # the loss of the library's probabilities, to 50 digits: float logs cannot show a difference of one ulp
 LOSS_LINES = ["from decimal import Decimal, getcontext", "getcontext().prec = 50",
@@ -335,6 +339,11 @@ LOSS_LINES = ["from decimal import Decimal, getcontext", "getcontext().prec = 50
 
 def reproduction(spec_name: str, clause: str | None, params: dict, finding: Any = None) -> str:
     """A snippet using pure-ldp alone that shows ``clause`` on ``params`` (empty when none applies)."""
+    if spec_name in _hashing.HASHING_SPECS:
+        try:
+            return _hashing.reproduction("pure-ldp", spec_name, clause, params)
+        except (ValueError, TypeError, KeyError):
+            return ""
     entry = ENTRY_POINTS.get(spec_name)
     if entry is None:
         return ""
