@@ -105,7 +105,10 @@ OWN_IMPL = {"randomized_response": "vetdp.impl.randomized_response:make_randomiz
             "debias_randomized_response_bitvec":
                 "vetdp.impl.randomized_response_bitvec:debias_randomized_response_bitvec",
             "debias_randomized_response_bitvec_frequencies":
-                "vetdp.impl.randomized_response_bitvec:debias_randomized_response_bitvec_frequencies"}
+                "vetdp.impl.randomized_response_bitvec:debias_randomized_response_bitvec_frequencies",
+            "olh": "vetdp.impl.olh:make_olh",
+            "count_mean_sketch": "vetdp.impl.count_mean_sketch:make_count_mean_sketch",
+            "hadamard_count_mean_sketch": "vetdp.impl.hadamard_count_mean_sketch:make_hadamard_count_mean_sketch"}
 VERIFY_COMMANDS = sorted({c.argv for f in FINDINGS for c in f.commands
                           if c.argv[0] == "verify" and c.argv[2] == "--impl" and c.argv[3] in THIRD_PARTY})
 

@@ -113,3 +113,45 @@ def test_scale_example_is_decided_exactly(spec_name):
         out = evaluate_params(spec, spec.load_constructor(), params, RunConfig(), scale=True)
         for clause in ("privacy.sound", "privacy.tight", "function.law"):
             assert out[clause].ok and not out[clause].undecided, (clause, out[clause].message)
+
+
+# ------------------------------------------------------------------ the constant-time uniform sampler
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 64, 255, 257, 2**32 - 5, 2**32])
+def test_constant_time_uniform_reads_a_fixed_number_of_bytes(n):
+    from vetdp.sampling.primitives import sample_uniform_int_below, uniform_attempt_constant_time_bytes
+    from vetdp.sampling.sources import RecordingSource, SeededSource, use_source
+
+    counts = set()
+    for seed in range(40):
+        rec = RecordingSource(SeededSource(f"ct/{n}/{seed}"))
+        with use_source(rec):
+            v = sample_uniform_int_below(n, constant_time=True)
+        assert 0 <= v < n
+        counts.add(rec.bytes_read)
+    assert counts == {uniform_attempt_constant_time_bytes(n)}
+
+
+def test_constant_time_uniform_is_exact_over_every_byte_string_of_a_narrow_attempt():
+    from collections import Counter
+
+    from vetdp.sampling.primitives import uniform_attempt_constant_time
+
+    for n in (3, 5, 6, 7, 200):
+        hits = Counter(uniform_attempt_constant_time(n, v.to_bytes(2, "big")) for v in range(2**16))
+        rejected = hits.pop(None, 0)
+        assert set(hits) == set(range(n)) and len(set(hits.values())) == 1 and rejected == 2**16 % n
+
+
+def test_constant_time_lemma_and_its_z3_part_pass():
+    from vetdp.obligations.lemmas import run_lemma
+
+    result = run_lemma("uniform.constant_time_exact")
+    assert result.status == "proved" and "unsat" in result.detail
+
+
+def test_olh_constant_time_reads_the_same_bytes_for_every_input():
+    out = evaluate_params(find_spec("olh"), None or find_spec("olh").load_constructor(),
+                          {"d": 6, "epsilon": 1.0, "g": 5, "constant_time": True}, RunConfig())
+    assert out["timing.constant_bytes"].ok and not out["timing.constant_bytes"].skipped
+    assert "bytes read for every input and outcome" in out["timing.constant_bytes"].message

@@ -59,6 +59,7 @@ from vetdp.sampling import (
     sample_uniform_int_below,
     use_source,
 )
+from vetdp.sampling.public import hash_bucket, keyed_encoding, sample_public_uniform_int_below, sample_uniform_member
 
 # What a mechanism module imports (above) is the light runtime: NumPy and vetdp's own modules. The names for specs,
 # obligations, lemmas and checks need the harness extra and load on first use (PEP 562), so that a production module
@@ -68,6 +69,8 @@ _HARNESS = {
                      "MIN_SUBNORMAL", "tiny_float", "tiny_floats", "tiny_numerator", "seeded_permutation", "spread"],
                     "vetdp.engine.spec"),
     "pld_of_laws": "vetdp.engine.dominance",
+    "ConditionalLaw": "vetdp.engine.public",
+    "PublicSlot": "vetdp.engine.public",
     "constant_obligations": "vetdp.obligations.check",
     "lemma": "vetdp.obligations.lemmas",
     "CheckResult": "vetdp.engine.results",
@@ -80,6 +83,7 @@ _HARNESS = {
 
 if _typing.TYPE_CHECKING:
     from vetdp.engine.dominance import pld_of_laws
+    from vetdp.engine.public import ConditionalLaw, PublicSlot
     from vetdp.engine.registry import CheckOptions
     from vetdp.engine.results import CheckResult, Status
     from vetdp.engine.spec import (
@@ -166,6 +170,13 @@ __all__ = [
     "random_bytes",
     "use_source",
     "SeededSource",
+    # public randomness and keyed encodings (hashing mechanisms)
+    "sample_public_uniform_int_below",
+    "hash_bucket",
+    "keyed_encoding",
+    "sample_uniform_member",
+    "ConditionalLaw",
+    "PublicSlot",
     # checks and projects
     "CheckResult",
     "Status",
