@@ -546,6 +546,7 @@ def _symbolic_worlds(function: Callable, sealed: Sealed) -> WorldLaws:
         else:
             fixed.append((i, freeze(source.inner.slot(leaf))))
     worlds = list(itertools.product(*(range(c.size) for c in shape.calls)))
+    _replay_symbolic(function, sealed, leaves, reads, source.draws, worlds, source.inner)
     # each coordinate's law for each assignment of the encoding variables it reads (one law object per assignment)
     tables: list[tuple[int, list[tuple[int, tuple[int, ...] | None]], dict[tuple[int, ...], tuple]]] = []
     for i, leaf in coords:
@@ -571,6 +572,52 @@ def _symbolic_worlds(function: Callable, sealed: Sealed) -> WorldLaws:
             coordinates.append((i, table[key]))
         laws.append(ProductLaw(tuple(fixed), tuple(coordinates), len(leaves), tuple(nested)))
     return WorldLaws(shape, worlds, laws, "symbolic product", 0)
+
+
+SYMBOLIC_REPLAYS = 16  # concrete runs that must match the symbolic run's prediction
+
+
+def _replay_symbolic(function: Callable, sealed: Sealed, leaves: list, reads: dict, draws: list, worlds: list,
+                     shape_source: _Conditioned) -> None:
+    """Concrete conditioned runs (a world, a choice for every draw: all first, all last, then seeded by SHA-256)
+    must make the symbolic run's choices and give exactly the output its tables predict; else
+    :class:`NotEstablished` (code that behaves differently on symbolic values)."""
+    import hashlib
+
+    from vetdp.engine.structure import Sym, _same
+
+    def pick(n: int, t: int, i: int) -> int:
+        return int.from_bytes(hashlib.sha256(f"vetdp-public-replay/{t}/{i}".encode()).digest()[:8], "big") % n
+
+    for t in range(SYMBOLIC_REPLAYS):
+        world = worlds[0 if t == 0 else -1 if t == 1 else pick(len(worlds), t, -1)]
+        choices = [0 if t == 0 else len(d.values) - 1 if t == 1 else pick(len(d.values), t, i)
+                   for i, d in enumerate(draws)]
+        env = {d.index: k for d, k in zip(draws, choices, strict=True)}
+        env |= {v: (world[p] if mapping is None else mapping[world[p]]) for v, (p, mapping) in reads.items()}
+        predicted = [leaf.full().at(env) if isinstance(leaf, _EncodingValue) else
+                     leaf.at(env) if isinstance(leaf, Sym) else freeze(shape_source.slot(leaf)) for leaf in leaves]
+        source = _Conditioned(choices, world, sealed)
+        actual = _run(function, sealed, source)
+        made = [options for _, options in source.trail]
+        if made != [len(d.values) for d in draws]:
+            raise NotEstablished(f"a concrete run made choices with option counts {made[:8]}…, the symbolic run "
+                                 f"{[len(d.values) for d in draws][:8]}…: the code behaves differently on symbolic "
+                                 "values")
+        flat = _flatten(actual)
+        if len(flat) != len(predicted) or any(not _same(freeze(a), freeze(b)) for a, b in
+                                              zip(flat, predicted, strict=False)):
+            raise NotEstablished(f"a concrete run in world {list(world)} gave another output than the symbolic run "
+                                 "predicts: the code behaves differently on symbolic values")
+
+
+def _flatten(y: Any) -> list:
+    if isinstance(y, tuple):
+        out = []
+        for part in y:
+            out.extend(part if isinstance(part, tuple) else [part])
+        return out
+    return [y]
 
 
 # ------------------------------------------------------------------ shape "member": per-input laws in classes
