@@ -61,6 +61,7 @@ def conditional_law(p) -> ConditionalLaw:
 
 
 def edges(p) -> list[str]:
+    """Boundary classes (shared with HCMS): one row or more, m = 2, ε = 2**-40, constant time."""
     out = ["k=1" if p["k"] == 1 else "k>1", "m=2" if p["m"] == 2 else "m>2"]
     if p["epsilon"] == MIN_EPSILON:
         out.append("epsilon=2^-40")
@@ -106,9 +107,10 @@ MEASUREMENT = MeasurementSpec(
 CANDIDATES = ["a", "b"]
 
 
-def estimator_params(deep: bool):
+def estimator_params(deep: bool, widths: tuple[int, ...] = (2, 3)):
+    """Tiny sketches (every client and the server's hash evaluations are enumerated together); shared with HCMS."""
     return st.fixed_dictionaries({
-        "m": st.sampled_from([2, 3] if deep else [2]),
+        "m": st.sampled_from(list(widths) if deep else [2]),
         "k": st.sampled_from([1, 2]),
         "epsilon": st.sampled_from([1.0, 2.0]),
         "hash_key": st.just(0),
@@ -117,12 +119,23 @@ def estimator_params(deep: bool):
     })
 
 
-def _counts(p):
-    return {c: p["dataset"].count(c) for c in CANDIDATES}
+def variances(p, variance=cms_count_variance):
+    """The variance claims per candidate, from ``variance(counts, d, m, k, epsilon, exact=True)``."""
+    counts = {c: p["dataset"].count(c) for c in CANDIDATES}
+    return [variance(counts, d, p["m"], p["k"], p["epsilon"], exact=True) for d in CANDIDATES]
 
 
-def _variance(p, variance=cms_count_variance):
-    return [variance(_counts(p), d, p["m"], p["k"], p["epsilon"], exact=True) for d in CANDIDATES]
+def estimate(est, answers, p):
+    return est(list(answers), CANDIDATES, p["m"], p["k"], p["epsilon"], p["hash_key"], exact=True)
+
+
+def truth(p):
+    return [Fraction(p["dataset"].count(c)) for c in CANDIDATES]
+
+
+ESTIMATOR_EXAMPLES = [
+    {"m": 2, "k": 2, "epsilon": 1.0, "hash_key": 0, "constant_time": False, "dataset": ["a", "a"]},
+    {"m": 2, "k": 1, "epsilon": 2.0, "hash_key": 0, "constant_time": False, "dataset": ["b", "a"]}]
 
 
 ESTIMATOR = EstimatorSpec(
@@ -131,13 +144,11 @@ ESTIMATOR = EstimatorSpec(
     estimator="estimate_cms_counts",
     mechanism=MEASUREMENT,
     params=estimator_params,
-    examples=[{"m": 2, "k": 2, "epsilon": 1.0, "hash_key": 0, "constant_time": False, "dataset": ["a", "a"]},
-              {"m": 2, "k": 1, "epsilon": 2.0, "hash_key": 0, "constant_time": False, "dataset": ["b", "a"]}],
-    estimate=lambda est, answers, p: est(list(answers), CANDIDATES, p["m"], p["k"], p["epsilon"], p["hash_key"],
-                                         exact=True),
-    truth=lambda p: [Fraction(p["dataset"].count(c)) for c in CANDIDATES],
-    claims=lambda p: {"variance": _variance(p)},
-    claim_calls={"variance": lambda fn, p: _variance(p, fn)},
+    examples=ESTIMATOR_EXAMPLES,
+    estimate=estimate,
+    truth=truth,
+    claims=lambda p: {"variance": variances(p)},
+    claim_calls={"variance": lambda fn, p: variances(p, fn)},
     bad=[
         ("no_reports", lambda est: est([], ["a"], 2, 1, 1.0), ValueError, ("reports",)),
         ("row_outside", lambda est: est([(3, (1, -1))], ["a"], 2, 1, 1.0), ValueError, ("reports[0]",)),

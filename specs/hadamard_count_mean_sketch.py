@@ -21,12 +21,17 @@ from vetdp.engine.public import ConditionalLaw, PublicSlot
 from vetdp.engine.spec import BadParams, EstimatorSpec, MeasurementSpec, floats_in
 from vetdp.impl.hadamard_count_mean_sketch import hcms_coefficient, hcms_count_variance
 from vetdp.impl.hadamard_response import MIN_EPSILON, hadamard_keep_probability
-
-VALUES = 24
-
-
-def build(ctor, p):
-    return ctor(p["m"], p["k"], p["epsilon"], p["hash_key"], p["constant_time"])
+from vetdp.specs.count_mean_sketch import (
+    ESTIMATOR_EXAMPLES,
+    build,
+    edges,
+    estimate,
+    estimator_params,
+    inputs,
+    outside,
+    truth,
+    variances,
+)
 
 
 def params(deep: bool):
@@ -37,14 +42,6 @@ def params(deep: bool):
         "hash_key": st.integers(0, 2**32),
         "constant_time": st.booleans(),
     })
-
-
-def inputs(p):
-    return [f"value-{i}" for i in range(VALUES)] + ["", "é"]
-
-
-def outside(p):
-    return [0, None, b"x", 1.5, ["a"], True]
 
 
 def conditional_law(p) -> ConditionalLaw:
@@ -60,15 +57,6 @@ def conditional_law(p) -> ConditionalLaw:
         return hcms_coefficient((p["hash_key"], public[0], public[1], m), x)
 
     return ConditionalLaw((k, m), ((coefficient, 2),), given)
-
-
-def edges(p) -> list[str]:
-    out = ["k=1" if p["k"] == 1 else "k>1", "m=2" if p["m"] == 2 else "m>2"]
-    if p["epsilon"] == MIN_EPSILON:
-        out.append("epsilon=2^-40")
-    if p["constant_time"]:
-        out.append("constant time")
-    return out
 
 
 def _bad(id_, error, names, **kw):
@@ -103,38 +91,17 @@ MEASUREMENT = MeasurementSpec(
     edges=edges,
 )
 
-CANDIDATES = ["a", "b"]
-
-
-def estimator_params(deep: bool):
-    return st.fixed_dictionaries({
-        "m": st.sampled_from([2, 4] if deep else [2]),
-        "k": st.sampled_from([1, 2]),
-        "epsilon": st.sampled_from([1.0, 2.0]),
-        "hash_key": st.just(0),
-        "constant_time": st.just(False),
-        "dataset": st.lists(st.sampled_from(CANDIDATES), min_size=1, max_size=2),
-    })
-
-
-def _variance(p, variance=hcms_count_variance):
-    counts = {c: p["dataset"].count(c) for c in CANDIDATES}
-    return [variance(counts, d, p["m"], p["k"], p["epsilon"], exact=True) for d in CANDIDATES]
-
-
 ESTIMATOR = EstimatorSpec(
     name="estimate_hcms_counts",
     module="hadamard_count_mean_sketch",
     estimator="estimate_hcms_counts",
     mechanism=MEASUREMENT,
-    params=estimator_params,
-    examples=[{"m": 2, "k": 2, "epsilon": 1.0, "hash_key": 0, "constant_time": False, "dataset": ["a", "a"]},
-              {"m": 2, "k": 1, "epsilon": 2.0, "hash_key": 0, "constant_time": False, "dataset": ["b", "a"]}],
-    estimate=lambda est, answers, p: est(list(answers), CANDIDATES, p["m"], p["k"], p["epsilon"], p["hash_key"],
-                                         exact=True),
-    truth=lambda p: [Fraction(p["dataset"].count(c)) for c in CANDIDATES],
-    claims=lambda p: {"variance": _variance(p)},
-    claim_calls={"variance": lambda fn, p: _variance(p, fn)},
+    params=lambda deep: estimator_params(deep, (2, 4)),
+    examples=ESTIMATOR_EXAMPLES,
+    estimate=estimate,
+    truth=truth,
+    claims=lambda p: {"variance": variances(p, hcms_count_variance)},
+    claim_calls={"variance": lambda fn, p: variances(p, fn)},
     bad=[
         ("no_reports", lambda est: est([], ["a"], 2, 1, 1.0), ValueError, ("reports",)),
         ("bit_zero", lambda est: est([(0, 0, 0)], ["a"], 2, 1, 1.0), ValueError, ("reports[0]",)),

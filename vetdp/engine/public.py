@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from vetdp.engine.enumerate import Raised, freeze
+from vetdp.engine.enumerate import Raised, _next_prefix, freeze
 from vetdp.sampling.sources import BranchingSource, use_source
 
 __all__ = ["ConditionalLaw", "NotEstablished", "Sealed", "PublicSlot", "MemberSlot", "EncodingCall", "Shape",
@@ -273,14 +273,6 @@ def _run(function: Callable, arg: Any, source: _Conditioned) -> Any:
 
 def _shape(source: _Conditioned) -> Shape:
     return Shape(tuple(t.size for t in source.public), tuple(source.calls))
-
-
-def _next_prefix(trail: list[tuple[int, int]]) -> list[int] | None:
-    for pos in range(len(trail) - 1, -1, -1):
-        index, options = trail[pos]
-        if index + 1 < options:
-            return [i for i, _ in trail[:pos]] + [index + 1]
-    return None
 
 
 class TooManyPaths(Exception):

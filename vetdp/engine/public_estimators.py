@@ -19,8 +19,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from vetdp.engine.enumerate import EnumerationBudgetExceeded, freeze
-from vetdp.engine.public import _next_prefix, uses_public
+from vetdp.engine.enumerate import EnumerationBudgetExceeded, _next_prefix, freeze
+from vetdp.engine.public import uses_public
 from vetdp.sampling.public import hash_bucket_fn
 from vetdp.sampling.sources import BranchingSource, use_source
 
