@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from vetdp.arith.constants import register_constant
 from vetdp.arith.expr import ONE, ZERO, var
 from vetdp.core.measurement import DiscreteDistance, IndexDomain, MaxDivergence, Measurement, PrivacyConstant
 from vetdp.core.validation import check_bool, check_float, check_int, check_interval
 from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON
-from vetdp.obligations.constants import register_constant
 from vetdp.sampling.primitives import sample_bernoulli_float, sample_uniform_int_below
 from vetdp.sampling.public import hash_bucket, sample_public_uniform_int_below
 

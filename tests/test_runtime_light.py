@@ -13,11 +13,13 @@ import pytest
 
 # What a production client must never load by importing the runtime or a bundled mechanism.
 HEAVY = ("z3", "sympy", "scipy", "matplotlib", "sklearn", "statsmodels", "hypothesis", "mpmath", "click", "rich")
-RUNTIME_MODULES = ("vetdp", "vetdp.core", "vetdp.sampling", "vetdp.arith.rounding", "vetdp.arith.expr",
-                   "vetdp.arith.constants")
+RUNTIME_MODULES = ("vetdp", "vetdp.core", "vetdp.sampling", "vetdp.sampling.public", "vetdp.arith.rounding",
+                   "vetdp.arith.expr", "vetdp.arith.constants")
 IMPL_MODULES = ("vetdp.impl.randomized_response", "vetdp.impl.randomized_response_bool",
                 "vetdp.impl.randomized_response_bitvec", "vetdp.impl.k_rappor", "vetdp.impl.rappor",
-                "vetdp.impl.buffling", "vetdp.impl.rappor_decoding", "vetdp.impl.rappor_client", "vetdp.rappor_io")
+                "vetdp.impl.buffling", "vetdp.impl.rappor_decoding", "vetdp.impl.rappor_client", "vetdp.rappor_io",
+                "vetdp.impl.olh", "vetdp.impl.hadamard_response", "vetdp.impl.count_mean_sketch",
+                "vetdp.impl.hadamard_count_mean_sketch")
 
 
 def loaded_heavy(python: str, modules: tuple[str, ...], cwd: str | None = None) -> list[str]:
