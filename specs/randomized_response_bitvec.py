@@ -30,11 +30,13 @@ from hypothesis import strategies as st
 
 from vetdp.accounting.curves import RRFamily
 from vetdp.accounting.pld import one_run_delta
-from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
+from vetdp.core.measurement import AtomDomain, PrivacyConstant, bitvector_domain, discrete_distance
 from vetdp.engine.spec import (
     BadParams,
     EstimatorSpec,
     MeasurementSpec,
+    Universal,
+    exact_value,
     floats_in,
     seeded_permutation,
     tiny_float,
@@ -42,6 +44,7 @@ from vetdp.engine.spec import (
     tiny_numerator,
 )
 from vetdp.impl.randomized_response_bitvec import (
+    RANDOMIZED_RESPONSE_BITVEC_EPSILON,
     flip_probability,
     randomized_response_bitvec_count_mse,
     randomized_response_bitvec_count_variance,
@@ -162,7 +165,7 @@ def flip_law(x, q: Fraction) -> dict[tuple[bool, ...], Fraction]:
 
 def law(p, x):
     """P[M(x) = y]: every bit of x flipped with the float flip probability q = flip_probability(f)."""
-    return flip_law(x, Fraction(flip_probability(p["f"])))
+    return flip_law(x, exact_value(flip_probability(p["f"])))
 
 
 FLIP_WINDOW = Fraction(1, 2**30)  # relative, as privacy.tight's window
@@ -284,6 +287,19 @@ def _bad(id_, error, names=("f",), **kw):
     return BadParams(id_, {"m": 1, "k": 4, "f": 0.5, "constant_time": False, **kw}, error, names)
 
 
+def universal_bases(deep: bool) -> list[dict]:
+    """Every (k, m) with k up to 6 (8 with --deep) and m up to k + 1 (m > k: every vector is in the domain)."""
+    top = 8 if deep else 6
+    return [{"k": k, "m": m, "constant_time": False} for k in range(1, top + 1) for m in range(1, k + 2)]
+
+
+def universal_constant(p) -> PrivacyConstant:
+    """ε of the reference law: min(2m, k)·ln((1−q)/q) rounded up, q = flip_probability(f) (obligation
+    randomized_response_bitvec.epsilon.sound; lemma rappor.epsilon_is_max_log_ratio)."""
+    return PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON,
+                           {"q": flip_probability(p["f"]), "d": min(2 * p["m"], p["k"])})
+
+
 MEASUREMENT = MeasurementSpec(
     name="randomized_response_bitvec",
     constructor="make_randomized_response_bitvec",
@@ -310,6 +326,7 @@ MEASUREMENT = MeasurementSpec(
         {"k": 128, "m": 8, "f": 0.5, "constant_time": False},
         {"k": 128, "m": 8, "f": 0.01, "constant_time": True},
     ],
+    universal=Universal(universal_bases, lambda p: {"f": (5e-324, 1.0)}, universal_constant),
     bad=[
         _bad("max_weight_missing", ValueError, ("max_weight",), input_domain=bitvector_domain(length=4)),
         _bad("length_missing", ValueError, ("length",), input_domain=bitvector_domain(max_weight=1)),

@@ -155,6 +155,17 @@ OPS: dict[str, OpInfo] = {
 }
 
 
+def _has_symbolic(env: Env) -> bool:
+    """Whether a value in ``env`` is one of the harness's symbolic floats (vetdp.engine.symbolic)."""
+    return any(getattr(type(v), "_vetdp_symbolic_", False) for v in env.values())
+
+
+def _symbolic_value(expr: Expr, env: Env):
+    """``expr`` over symbolic values: a symbolic float whose term is ``expr`` with their terms substituted."""
+    symbolic = next(v for v in env.values() if getattr(type(v), "_vetdp_symbolic_", False))
+    return type(symbolic).__vetdp_eval__(expr, env)
+
+
 def _lift(x: Expr | float | int) -> Expr:
     if isinstance(x, Expr):
         return x
@@ -239,6 +250,8 @@ class Var(Expr):
         return R.exact_fraction(self.name, x)
 
     def to_float(self, env: Env) -> float:
+        if _has_symbolic(env):
+            return _symbolic_value(self, env)
         return float(self.value(env))
 
     def enclose(self, env: Env, prec: int = 128) -> Interval:
@@ -298,6 +311,8 @@ class Op(Expr):
         return OPS[self.name]
 
     def to_float(self, env: Env) -> float:
+        if _has_symbolic(env):
+            return _symbolic_value(self, env)
         return self.info.rounded(*(a.to_float(env) for a in self.args))
 
     def enclose(self, env: Env, prec: int = 128) -> Interval:

@@ -20,11 +20,19 @@ def check_bool(name: str, value: object) -> bool:
     return value
 
 
+def _symbolic(value: object) -> bool:
+    """Whether ``value`` is one of the harness's symbolic floats (vetdp.engine.symbolic), which stand for a region
+    of float values; the checks then decide on the whole region (tested by a class attribute, importing nothing)."""
+    return getattr(type(value), "_vetdp_symbolic_", False)
+
+
 def check_float(name: str, value: object) -> float:
     """``value`` as a finite float64; TypeError for non-numbers and bools, ValueError for NaN/inf.
 
     Ints are accepted when exactly representable.
     """
+    if _symbolic(value):
+        return value.__vetdp_check_finite__(name)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}={value!r} must be a float, not {type(value).__name__}")
     if isinstance(value, numbers.Integral):
@@ -46,9 +54,12 @@ def check_interval(name: str, value: float | int, lo, hi, lo_closed: bool, hi_cl
     ``lo``/``hi`` may be Fractions (e.g. 1/t): a float is compared with its exact value,
     so a float that rounds 1/t down is rejected.
     """
-    q = Fraction(value)
-    ok_lo = lo is None or (q >= Fraction(lo) if lo_closed else q > Fraction(lo))
-    ok_hi = hi is None or (q <= Fraction(hi) if hi_closed else q < Fraction(hi))
+    if _symbolic(value):
+        ok_lo = ok_hi = value.__vetdp_in_interval__(lo, hi, lo_closed, hi_closed)
+    else:
+        q = Fraction(value)
+        ok_lo = lo is None or (q >= Fraction(lo) if lo_closed else q > Fraction(lo))
+        ok_hi = hi is None or (q <= Fraction(hi) if hi_closed else q < Fraction(hi))
     if not (ok_lo and ok_hi):
         def show(b):
             if b is None:

@@ -30,6 +30,8 @@ from vetdp.core.measurement import Measurement
 
 __all__ = [
     "BadParams",
+    "Universal",
+    "exact_value",
     "MeasurementSpec",
     "EstimatorSpec",
     "discover_specs",
@@ -57,6 +59,32 @@ class BadParams:
     params: Params
     error: type[BaseException] | tuple[type[BaseException], ...]
     names: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Universal:
+    """Where a spec's clauses are decided for every value of its float parameters (:mod:`vetdp.engine.universal`).
+
+    ``bases(deep)`` lists parameter sets that fix everything but the float parameters (integers, shapes,
+    categories); ``floats(base)`` gives each float parameter's valid values at that base as a closed interval of
+    floats (an open end moved to the adjacent float). The engine explores the whole float line of each, so that
+    the constructor is also seen to reject everything outside. ``constant(params)`` is the
+    :class:`~vetdp.core.measurement.PrivacyConstant` that bounds the reference law's exact loss for every
+    parameter value (by the z3 obligations and lemmas of its proof document): a map that is this constant term for
+    term is then sound on every region where the law is the reference law."""
+
+    bases: Callable[[bool], Sequence[Params]]
+    floats: Callable[[Params], dict[str, tuple[float, float]]]
+    constant: Callable[[Params], Any] | None = None
+
+
+def exact_value(x: Any) -> Any:
+    """The exact rational value of a float, int or Fraction (``Fraction(x)``); for the engine's symbolic floats
+    (:mod:`vetdp.engine.symbolic`), the probability as a polynomial in it. Spec laws use it so that the same law
+    serves concrete parameters and regions of them."""
+    if getattr(type(x), "_vetdp_symbolic_", False):
+        return x.__vetdp_probability__()
+    return Fraction(x)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +146,9 @@ class MeasurementSpec:
     # vetdp.engine.public.ConditionalLaw (public draws released, encodings, law per encoding value), which
     # function.law compares with the code's exact conditional laws. None: no such law stated
     conditional_law: Callable[[Params], Any] | None = None
+    # where the clauses are decided for every value of the float parameters (vetdp.engine.universal); None: only
+    # at the pinned and drawn parameter sets
+    universal: Universal | None = None
 
     @property
     def impl_ref(self) -> str:

@@ -99,7 +99,17 @@ def _first_set_bit_constant_time(buffer: bytes) -> int | None:
     return None if mask == 0 else width - mask.bit_length()
 
 
+def _symbolic(x: object) -> bool:
+    """Whether ``x`` is one of the harness's symbolic floats (vetdp.engine.symbolic), standing for a region of
+    probabilities; the engine then branches with the probability as a polynomial in it."""
+    return getattr(type(x), "_vetdp_symbolic_", False)
+
+
 def _validate_probability(prob: object) -> float:
+    if _symbolic(prob):
+        if not prob.__vetdp_in_interval__(0, 1, True, True):
+            raise ValueError(f"prob={prob!r} must be in [0, 1]")
+        return prob
     if isinstance(prob, bool) or not isinstance(prob, numbers.Real):
         raise TypeError(f"prob={prob!r} must be a float, not {type(prob).__name__}")
     p = float(prob)
@@ -161,7 +171,7 @@ def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
         raise TypeError(f"constant_time={constant_time!r} must be a bool")
     source = current_source()
     if isinstance(source, BranchingSource) and not source.branch_bytes:
-        q = Fraction(p)
+        q = p.__vetdp_probability__() if _symbolic(p) else Fraction(p)
         return source.branch([(True, q), (False, 1 - q)])
     if constant_time:
         return bernoulli_from_bytes(p, source.random_bytes(BERNOULLI_BUFFER_BYTES))

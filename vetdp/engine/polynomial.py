@@ -1,0 +1,286 @@
+"""Probabilities that are polynomials in symbolic floats: the exact law of code run on a region of parameters.
+
+When a sampler draws with a symbolic probability q (a :class:`~vetdp.engine.symbolic.SymFloat`), each path's
+probability is a product of q, 1 − q and rational constants, and an output's probability a sum of such products.
+:class:`ProbPoly` holds one: a map from monomials to exact rational coefficients, where a monomial is a product of
+*atoms* (the float terms of the probabilities, as :class:`~vetdp.arith.expr.Expr`) and their complements (1 − q,
+kept as a factor of its own so that a product of n draws stays one monomial; :meth:`ProbPoly.expanded` multiplies
+them out when two polynomials must be compared in one canonical form).
+
+A ProbPoly compared with a number is decided on the region, like the floats it is made of: q > 0 and 1 − q != 0
+become comparisons of q's term. Anything that is not an affine function of one atom is pinned to the run's point.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
+from typing import Any
+
+from vetdp.arith.expr import Expr
+from vetdp.engine.symbolic import SymFloat, _context, compare, evaluate
+
+__all__ = ["ProbPoly", "probability_of", "poly_value"]
+
+Factor = tuple[Expr, bool]  # (atom, complement?): q or 1 − q
+Monomial = tuple[tuple[Factor, int], ...]  # sorted (factor, exponent >= 1)
+
+
+def _key(factor: Factor) -> tuple[int, bool]:
+    return hash(factor[0]), factor[1]  # canonical within a process, which is where polynomials are compared
+
+
+def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
+    if not a:
+        return b
+    if not b:
+        return a
+    powers: dict[Factor, int] = dict(a)
+    for f, e in b:
+        powers[f] = powers.get(f, 0) + e
+    return tuple(sorted(powers.items(), key=lambda fe: _key(fe[0])))
+
+
+class ProbPoly:
+    """An exact probability that is a polynomial in symbolic float atoms (see the module docstring)."""
+
+    _vetdp_symbolic_ = True
+    __slots__ = ("terms", "values", "_memo")
+
+    def __init__(self, terms: Mapping[Monomial, Fraction], values: Mapping[Expr, float]):
+        self.terms = {m: c for m, c in terms.items() if c != 0}
+        self.values = dict(values)  # each atom's float at the run's point
+        self._memo: tuple[int, dict] | None = None
+
+    def _memoized(self) -> dict:
+        """Answers about this probability already decided in the current run."""
+        serial = _context().serial
+        if self._memo is None or self._memo[0] != serial:
+            self._memo = (serial, {})
+        return self._memo[1]
+
+    # -- construction
+    @classmethod
+    def constant(cls, c: Fraction | int) -> ProbPoly:
+        return cls({(): Fraction(c)}, {})
+
+    @classmethod
+    def atom(cls, x: SymFloat) -> ProbPoly:
+        return cls({(((x.term, False), 1),): Fraction(1)}, {x.term: x.value})
+
+    def _lift(self, other: Any) -> ProbPoly | None:
+        if isinstance(other, ProbPoly):
+            return other
+        if isinstance(other, SymFloat):
+            return ProbPoly.atom(other)
+        if isinstance(other, bool) or not isinstance(other, (numbers.Rational, float)):
+            return None
+        return ProbPoly.constant(Fraction(other))
+
+    def _values(self, other: ProbPoly) -> dict[Expr, float]:
+        return {**self.values, **other.values}
+
+    # -- arithmetic
+    def __add__(self, other: Any) -> ProbPoly:
+        o = self._lift(other)
+        if o is None:
+            return NotImplemented
+        out = dict(self.terms)
+        for m, c in o.terms.items():
+            out[m] = out.get(m, Fraction(0)) + c
+        return ProbPoly(out, self._values(o))
+
+    __radd__ = __add__
+
+    def __neg__(self) -> ProbPoly:
+        return ProbPoly({m: -c for m, c in self.terms.items()}, self.values)
+
+    def __sub__(self, other: Any) -> ProbPoly:
+        o = self._lift(other)
+        return NotImplemented if o is None else self + (-o)
+
+    def __rsub__(self, other: Any) -> ProbPoly:
+        o = self._lift(other)
+        if o is None:
+            return NotImplemented
+        atom = self._single_atom()
+        if o.terms == {(): Fraction(1)} and atom is not None and not atom[1]:
+            memo = self._memoized()
+            if "complement" not in memo:  # 1 − q: its complement factor
+                memo["complement"] = ProbPoly({(((atom[0], True), 1),): Fraction(1)}, self.values)
+            return memo["complement"]
+        return o + (-self)
+
+    def __mul__(self, other: Any) -> ProbPoly:
+        o = self._lift(other)
+        if o is None:
+            return NotImplemented
+        out: dict[Monomial, Fraction] = {}
+        for (ma, ca), (mb, cb) in itertools.product(self.terms.items(), o.terms.items()):
+            m = _mono_mul(ma, mb)
+            out[m] = out.get(m, Fraction(0)) + ca * cb
+        return ProbPoly(out, self._values(o))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> ProbPoly:
+        if isinstance(other, bool) or not isinstance(other, numbers.Rational) or other == 0:
+            return NotImplemented
+        return ProbPoly({m: c / Fraction(other) for m, c in self.terms.items()}, self.values)
+
+    def __pow__(self, n: Any) -> ProbPoly:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            return NotImplemented
+        out = ProbPoly.constant(1)
+        for _ in range(n):
+            out = out * self
+        return out
+
+    # -- canonical form and values
+    def _single_atom(self) -> Factor | None:
+        """The factor when this is exactly one atom or complement with coefficient 1."""
+        if len(self.terms) == 1:
+            (m, c), = self.terms.items()
+            if c == 1 and len(m) == 1 and m[0][1] == 1:
+                return m[0][0]
+        return None
+
+    def expanded(self) -> dict[tuple[tuple[Expr, int], ...], Fraction]:
+        """The polynomial in the atoms alone (complements multiplied out): a canonical form."""
+        out: dict[tuple[tuple[Expr, int], ...], Fraction] = {}
+        for m, c in self.terms.items():
+            partial: dict[tuple[tuple[Expr, int], ...], Fraction] = {(): c}
+            for (atom, complement), e in m:
+                factor = {((atom, 1),): Fraction(-1), (): Fraction(1)} if complement else {((atom, 1),): Fraction(1)}
+                for _ in range(e):
+                    nxt: dict[tuple[tuple[Expr, int], ...], Fraction] = {}
+                    for pm, pc in partial.items():
+                        for fm, fc in factor.items():
+                            powers = dict(pm)
+                            for a, k in fm:
+                                powers[a] = powers.get(a, 0) + k
+                            key = tuple(sorted(powers.items(), key=lambda ak: str(ak[0])))
+                            nxt[key] = nxt.get(key, Fraction(0)) + pc * fc
+                    partial = nxt
+            for pm, pc in partial.items():
+                out[pm] = out.get(pm, Fraction(0)) + pc
+        return {m: c for m, c in out.items() if c != 0}
+
+    def _canonical(self) -> ProbPoly:
+        """The same polynomial rebuilt from :meth:`expanded` (complements multiplied out), e.g. so that a sum of
+        monomials that is q alone becomes the atom q."""
+        terms: dict[Monomial, Fraction] = {}
+        for m, c in self.expanded().items():
+            terms[tuple(sorted((((atom, False), e) for atom, e in m), key=lambda fe: _key(fe[0])))] = c
+        return ProbPoly(terms, self.values)
+
+    def same_as(self, other: Any) -> bool:
+        """Whether the two are the same polynomial in the same atoms (then equal on the whole region)."""
+        o = self._lift(other)
+        if o is None:
+            return False
+        return self.terms == o.terms or self.expanded() == o.expanded()
+
+    def at(self, env: Mapping[str, float] | None = None) -> Fraction:
+        """The exact value at the run's point, or at ``env`` (parameter values) when given."""
+        total = Fraction(0)
+        for m, c in self.terms.items():
+            v = c
+            for (atom, complement), e in m:
+                a = Fraction(self.values[atom] if env is None else evaluate(atom, env))
+                v *= (1 - a if complement else a) ** e
+            total += v
+        return total
+
+    def atoms(self) -> set[Expr]:
+        return {atom for m in self.terms for (atom, _), _ in m}
+
+    def is_constant(self) -> bool:
+        return all(not m for m in self.terms)
+
+    def __repr__(self) -> str:
+        if not self.terms:
+            return "0"
+        parts = []
+        for m, c in self.terms.items():
+            factors = [f"{'(1 − ' if comp else ''}{atom}{')' if comp else ''}{'^' + str(e) if e > 1 else ''}"
+                       for (atom, comp), e in m]
+            parts.append("·".join(([str(c)] if c != 1 or not factors else []) + factors))
+        return " + ".join(parts)
+
+    # -- comparisons with numbers: decided on the region
+    def _affine(self) -> tuple[Fraction, Fraction, Factor] | None:
+        """(a, b, factor) when this is a + b·factor for one atom or complement factor; None otherwise."""
+        constant = self.terms.get((), Fraction(0))
+        rest = [(m, c) for m, c in self.terms.items() if m]
+        if len(rest) != 1:
+            return None
+        (m, c), = rest
+        if len(m) != 1 or m[0][1] != 1:
+            return None
+        return constant, c, m[0][0]
+
+    def _compare(self, name: str, other: Any) -> bool:
+        if isinstance(other, (int, Fraction)) and not isinstance(other, bool):
+            memo = self._memoized()
+            key = (name, other)
+            if key not in memo:
+                memo[key] = self._compare_uncached(name, other)
+            return memo[key]
+        return self._compare_uncached(name, other)
+
+    def _compare_uncached(self, name: str, other: Any) -> bool:
+        if isinstance(other, ProbPoly):
+            return (self - other)._compare(name, 0)
+        if isinstance(other, bool) or not isinstance(other, (numbers.Rational, float)):
+            raise TypeError(f"cannot compare a symbolic probability with {type(other).__name__}")
+        c = Fraction(other)
+        if self.is_constant():
+            v = self.terms.get((), Fraction(0))
+            return {"lt": v < c, "le": v <= c, "gt": v > c, "ge": v >= c, "eq": v == c, "ne": v != c}[name]
+        affine = self._affine() or self._canonical()._affine()
+        if affine is None:
+            ctx = _context()
+            names = sorted({n for a in self.atoms() for n in a.variables()})
+            v = ctx.escape("a comparison of a probability that is not affine in one atom", names, self.at())
+            return {"lt": v < c, "le": v <= c, "gt": v > c, "ge": v >= c, "eq": v == c, "ne": v != c}[name]
+        a, b, (atom, complement) = affine
+        # a + b·x ? c  with x = atom (or 1 − atom):  x ? (c − a)/b, the comparison flipped when b < 0
+        bound = (c - a) / b
+        flip = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+        if b < 0:
+            name = flip[name]
+        if complement:  # 1 − atom ? bound  <=>  atom ?' 1 − bound
+            name, bound = flip[name], 1 - bound
+        return compare(atom, self.values[atom], name, bound)
+
+    def __lt__(self, o): return self._compare("lt", o)  # noqa: E704
+    def __le__(self, o): return self._compare("le", o)  # noqa: E704
+    def __gt__(self, o): return self._compare("gt", o)  # noqa: E704
+    def __ge__(self, o): return self._compare("ge", o)  # noqa: E704
+    def __eq__(self, o): return self._compare("eq", o)  # noqa: E704
+    def __ne__(self, o): return self._compare("ne", o)  # noqa: E704
+
+    def __bool__(self) -> bool:
+        return self._compare("ne", 0)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __float__(self) -> float:
+        names = sorted({n for a in self.atoms() for n in a.variables()})
+        return _context().escape("float() of a probability", names, float(self.at()))
+
+    def __iter__(self) -> Iterator:
+        raise TypeError("a symbolic probability is not iterable")
+
+
+def probability_of(x: SymFloat) -> ProbPoly:
+    """The exact probability a sampler draws with, for a symbolic float ``x`` (the runtime's ``Fraction(p)``)."""
+    return ProbPoly.atom(x)
+
+
+def poly_value(p: Any, env: Mapping[str, float] | None = None) -> Fraction:
+    """The exact value of a probability (a ProbPoly at the run's point or ``env``, or a plain rational)."""
+    return p.at(env) if isinstance(p, ProbPoly) else Fraction(p)

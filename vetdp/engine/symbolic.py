@@ -1,0 +1,705 @@
+"""Float parameters as symbols: run real code once per region of parameter values, not once per value.
+
+A :class:`SymFloat` stands for a float parameter (or a value the code computed from parameters) over the
+*current region*, a box of float intervals, one per parameter. It carries its term (an
+:class:`~vetdp.arith.expr.Expr` over the parameters: Python's own ``+ - * /`` become the round-to-nearest
+operations, vetdp's directed-rounding operations keep their names) and its value at one point of the region.
+
+Whenever the code branches on a symbolic value (a comparison, ``bool()``, ``int()``, ``round()``, a division
+that could be by zero), the region is asked whether the answer is the same for every point of it. Terms that
+are monotone in their one parameter are decided exactly: the answer is read at the two ends of the interval,
+and where the ends disagree the float at which it changes is found by bisection over the float order
+(:func:`float_cut`), and the region is split there (:class:`Split`). Terms in several parameters are decided
+where all corners of the box agree (monotone in each parameter), else the box is halved. A value that leaves
+the symbolic world (``float()``, ``hash()``, a C function such as ``math.log``) *pins* its parameters to the
+point: sound, but that region then covers a single value (:class:`Escape` records where).
+
+:func:`explore_regions` runs a function under this regime until the space is partitioned into *leaves*: regions
+on each of which the code took one path for every point, with the results it returned there (their symbolic
+values are valid for the whole leaf). The work is counted in runs (``budget``), never in seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import itertools
+import dataclasses
+import math
+import numbers
+import operator
+import struct
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
+from typing import Any
+
+from vetdp.arith import rounding as R
+from vetdp.arith.expr import Const, Expr, Op, Var
+
+__all__ = [
+    "SymFloat",
+    "Box",
+    "Split",
+    "Escape",
+    "Leaf",
+    "Exploration",
+    "RegionBudgetExceeded",
+    "explore_regions",
+    "float_key",
+    "float_from_key",
+    "float_cut",
+    "floats_between",
+    "is_symbolic",
+    "evaluate",
+    "monotonicity",
+    "compare",
+    "substitute",
+]
+
+MAX_FLOAT = sys.float_info.max
+
+
+# ------------------------------------------------------------------ the float order
+
+def float_key(x: float) -> int:
+    """An integer that orders finite floats as the reals do (-0.0 just below 0.0; consecutive floats differ by 1)."""
+    bits = struct.unpack("<q", struct.pack("<d", x))[0]
+    return bits if bits >= 0 else -(bits & 0x7FFF_FFFF_FFFF_FFFF) - 1
+
+
+def float_from_key(k: int) -> float:
+    """The float whose :func:`float_key` is ``k``."""
+    bits = k if k >= 0 else (-(k + 1)) | -0x8000_0000_0000_0000
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def floats_between(lo: float, hi: float) -> int:
+    """How many floats lie in [lo, hi] (-0.0 and 0.0 counted as one value)."""
+    n = float_key(hi) - float_key(lo) + 1
+    if float_key(lo) <= float_key(-0.0) and float_key(hi) >= float_key(0.0):
+        n -= 1
+    return max(0, n)
+
+
+def float_cut(pred: Callable[[float], bool], lo: float, hi: float) -> float:
+    """The least float c in (lo, hi] with ``pred(c) == pred(hi)`` for a predicate monotone on [lo, hi] (one change
+    of value at most) whose ends differ; every float in [lo, c) gives ``pred(lo)``."""
+    a, b = float_key(lo), float_key(hi)  # pred(a) != pred(b)
+    want = pred(hi)
+    while b - a > 1:
+        mid = (a + b) // 2
+        if pred(float_from_key(mid)) == want:
+            b = mid
+        else:
+            a = mid
+    return float_from_key(b)
+
+
+def _median(lo: float, hi: float) -> float:
+    return float_from_key((float_key(lo) + float_key(hi)) // 2)
+
+
+# ------------------------------------------------------------------ regions
+
+@dataclasses.dataclass(frozen=True)
+class Box:
+    """A region of parameter space: each float parameter in a closed interval of floats."""
+
+    ranges: tuple[tuple[str, float, float], ...]  # (name, lo, hi), sorted by name
+
+    @classmethod
+    def of(cls, ranges: Mapping[str, tuple[float, float]]) -> Box:
+        for name, (lo, hi) in ranges.items():
+            if not (isinstance(lo, float) and isinstance(hi, float) and math.isfinite(lo) and math.isfinite(hi)):
+                raise ValueError(f"ranges[{name!r}]=({lo!r}, {hi!r}) must be two finite floats")
+            if float_key(lo) > float_key(hi):
+                raise ValueError(f"ranges[{name!r}]=({lo!r}, {hi!r}) must have lo <= hi")
+        return cls(tuple(sorted((n, float(lo), float(hi)) for n, (lo, hi) in ranges.items())))
+
+    def __getitem__(self, name: str) -> tuple[float, float]:
+        for n, lo, hi in self.ranges:
+            if n == name:
+                return lo, hi
+        raise KeyError(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _, _ in self.ranges)
+
+    def with_range(self, name: str, lo: float, hi: float) -> Box:
+        return Box(tuple((n, lo, hi) if n == name else (n, a, b) for n, a, b in self.ranges))
+
+    def split(self, name: str, cut: float) -> tuple[Box, Box]:
+        """[lo, cut) and [cut, hi] of parameter ``name`` (cut in (lo, hi])."""
+        lo, hi = self[name]
+        below = float_from_key(float_key(cut) - 1)
+        return self.with_range(name, lo, below), self.with_range(name, cut, hi)
+
+    def point(self) -> dict[str, float]:
+        """The point the code is run at: the median float of each interval (a bounded, typical value)."""
+        return {n: _median(lo, hi) for n, lo, hi in self.ranges}
+
+    def corners(self, names: tuple[str, ...]) -> Iterator[dict[str, float]]:
+        """Every corner of the box in the parameters ``names`` (the others at their points)."""
+        base = self.point()
+        choices = [(n, self[n]) for n in names]
+        for mask in range(1 << len(choices)):
+            env = dict(base)
+            for i, (n, (lo, hi)) in enumerate(choices):
+                env[n] = hi if mask >> i & 1 else lo
+            yield env
+
+    def size(self) -> int:
+        """How many parameter points the box holds."""
+        return math.prod(floats_between(lo, hi) for _, lo, hi in self.ranges)
+
+    def describe(self) -> str:
+        return ", ".join(f"{n} in [{lo!r}, {hi!r}]" if lo != hi else f"{n} = {lo!r}" for n, lo, hi in self.ranges)
+
+
+class Split(BaseException):
+    """The current region must be split into ``parts`` before the run can go on (not an outcome of the code);
+    ``dead`` parts cannot be explored symbolically (``why`` says what the code did)."""
+
+    def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = ()):
+        super().__init__(why)
+        self.parts, self.why, self.dead = parts, why, dead
+
+
+@dataclasses.dataclass(frozen=True)
+class Escape:
+    """A symbolic value left the symbolic world (its parameters were pinned to the run's point)."""
+
+    what: str  # e.g. "float()", "hash()"
+    where: str  # file:line of the code that did it
+    names: tuple[str, ...]
+
+
+class RegionBudgetExceeded(RuntimeError):
+    """Exploring the regions would take more runs than the budget allows."""
+
+
+# ------------------------------------------------------------------ terms: evaluation and monotonicity
+
+def evaluate(term: Expr, env: Mapping[str, float]) -> float:
+    """The float the term gives at ``env`` (each operation rounded as it says); raises FloatArithmeticError where
+    the operation has no finite float answer."""
+    return term.to_float(env)
+
+
+def _try(term: Expr, env: Mapping[str, float]) -> float | None:
+    try:
+        return evaluate(term, env)
+    except (R.FloatArithmeticError, ArithmeticError, ValueError):
+        return None
+
+
+_INCREASING = {"ln", "exp", "log1p", "expm1"}
+
+
+def monotonicity(term: Expr, name: str, box: Box) -> int | None:
+    """+1 if the term never decreases as parameter ``name`` grows over the box (the others held anywhere in
+    theirs, when the term is monotone in them too), -1 if it never increases, 0 if it does not depend on it, None
+    if that is not established. Rounding in any direction keeps a monotone operation monotone."""
+    return _Monotone(name, box).of(term)
+
+
+class _Monotone:
+    def __init__(self, name: str, box: Box):
+        self.name, self.box = name, box
+        self.cache: dict[Expr, int | None] = {}
+
+    def sign(self, term: Expr) -> int | None:
+        """The sign of the term over the whole box (+1 >= 0, -1 <= 0), from its values at the corners when it is
+        monotone in every parameter; None if not established or it changes sign."""
+        names = tuple(term.variables())
+        if any(_Monotone(n, self.box).of(term) is None for n in names):
+            return None
+        values = [_try(term, env) for env in self.box.corners(names)]
+        if any(v is None for v in values):
+            return None
+        if all(v >= 0 for v in values):
+            return 1
+        if all(v <= 0 for v in values):
+            return -1
+        return None
+
+    def of(self, term: Expr) -> int | None:
+        if term in self.cache:
+            return self.cache[term]
+        out = self._of(term)
+        self.cache[term] = out
+        return out
+
+    def _of(self, term: Expr) -> int | None:
+        if isinstance(term, Var):
+            return 1 if term.name == self.name else 0
+        if isinstance(term, Const):
+            return 0
+        assert isinstance(term, Op)
+        ideal = term.info.ideal
+        ms = [self.of(a) for a in term.args]
+        if all(m == 0 for m in ms):
+            return 0
+        if any(m is None for m in ms):
+            return None
+        if ideal in _INCREASING:
+            return ms[0]
+        if ideal == "add":
+            return _combine(ms[0], ms[1])
+        if ideal == "sub":
+            return _combine(ms[0], -ms[1])
+        a, b = term.args
+        sa, sb = self.sign(a), self.sign(b)
+        if ideal == "mul":  # d(ab) = b·da + a·db
+            parts = [0 if ms[0] == 0 else (None if sb is None else sb * ms[0]),
+                     0 if ms[1] == 0 else (None if sa is None else sa * ms[1])]
+        else:  # div: d(a/b) = (b·da − a·db) / b², b of one sign
+            if sb is None:
+                return None
+            parts = [0 if ms[0] == 0 else sb * ms[0], 0 if ms[1] == 0 else (None if sa is None else -sa * ms[1])]
+        if any(p is None for p in parts):
+            return None
+        return _combine(parts[0], parts[1])
+
+
+def _combine(a: int, b: int) -> int | None:
+    if a == 0:
+        return b
+    if b == 0 or a == b:
+        return a
+    return None
+
+
+# ------------------------------------------------------------------ the exploration context
+
+class Exploration:
+    """The state of one run over one region: the box, the splits it asks for, the escapes it made."""
+
+    _serials = itertools.count()
+
+    def __init__(self, box: Box, max_corner_halvings: int = 48):
+        self.serial = next(Exploration._serials)  # values memoize answers per run: a value kept across runs asks again
+        self.box = box
+        self.point = box.point()
+        self.escapes: list[Escape] = []
+        self.pinned: set[str] = set()
+        self.halted: BaseException | None = None
+        self.max_corner_halvings = max_corner_halvings
+        self.answers: dict[Any, bool] = {}  # a predicate decided on this region, by its key
+        self._monotone: dict[str, _Monotone] = {}
+
+    def monotonicity(self, term: Expr, name: str) -> int | None:
+        """:func:`monotonicity` on this region, cached."""
+        if name not in self._monotone:
+            self._monotone[name] = _Monotone(name, self.box)
+        return self._monotone[name].of(term)
+
+    # -- deciding a predicate on the region
+    def decide(self, pred: Callable[[Mapping[str, float]], bool], terms: tuple[tuple[Expr, int], ...],
+               concrete: bool, what: str, key: Any = None) -> bool:
+        """The answer of ``pred`` for every point of the region, or a :class:`Split` where it changes.
+
+        ``pred`` is a function of the parameters through ``terms``, each with the direction (+1/-1) in which the
+        predicate's truth moves as that term grows: the predicate is then monotone in every parameter in which
+        each term is monotone with a consistent direction. ``concrete`` is its value at the run's point."""
+        if self.halted is not None:
+            raise self.halted
+        if key is not None and key in self.answers:
+            return self.answers[key]
+        answer = self._decide(pred, terms, concrete, what)
+        if key is not None:
+            self.answers[key] = answer
+        return answer
+
+    def _decide(self, pred: Callable[[Mapping[str, float]], bool], terms: tuple[tuple[Expr, int], ...],
+                concrete: bool, what: str) -> bool:
+        names = sorted({n for t, _ in terms for n in t.variables()} - self.pinned)
+        names = [n for n in names if floats_between(*self.box[n]) > 1]
+        if not names:
+            return concrete
+        for n in names:
+            ms = [(self.monotonicity(t, n), d) for t, d in terms]
+            ways = {None} if any(m is None for m, _ in ms) else {d * m for m, d in ms if m != 0}
+            if None in ways or len(ways) > 1:
+                return self.escape(f"a branch not known to be monotone in {n} ({what})", names, concrete)
+        if len(names) == 1:
+            name = names[0]
+            lo, hi = self.box[name]
+            at: dict[float, bool] = {}
+
+            def on_line(x: float) -> bool:
+                if x not in at:
+                    env = dict(self.point)
+                    env[name] = x
+                    at[x] = pred(env)
+                return at[x]
+
+            if on_line(lo) == on_line(hi):
+                return on_line(lo)
+            cut = float_cut(on_line, lo, hi)
+            raise self._split(self.box.split(name, cut), f"{what} changes at {name} = {cut!r}")
+        values = {pred(env) for env in self.box.corners(tuple(names))}
+        if len(values) == 1:
+            return values.pop()
+        # several parameters: halve the widest interval (in floats) and decide each half again
+        name = max(names, key=lambda n: floats_between(*self.box[n]))
+        lo, hi = self.box[name]
+        mid = float_from_key((float_key(lo) + float_key(hi) + 1) // 2)
+        raise self._split(self.box.split(name, mid), f"{what} depends on {', '.join(names)} jointly")
+
+    def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = ()) -> Split:
+        self.halted = Split(parts, why, dead)
+        return self.halted
+
+    def escape(self, what: str, names: list[str] | tuple[str, ...], concrete: Any) -> Any:
+        """Pin ``names`` to the run's point and return ``concrete``: the region shrinks to that point (the rest of it
+        is left unexplored, with the reason: the code's answer there cannot be read from this run)."""
+        wide = [n for n in names if n not in self.pinned and floats_between(*self.box[n]) > 1]
+        if wide:
+            n = wide[0]
+            lo, hi = self.box[n]
+            x = self.point[n]
+            dead = []
+            if float_key(x) > float_key(lo):
+                dead.append(self.box.with_range(n, lo, float_from_key(float_key(x) - 1)))
+            if float_key(x) < float_key(hi):
+                dead.append(self.box.with_range(n, float_from_key(float_key(x) + 1), hi))
+            raise self._split((self.box.with_range(n, x, x),), f"{what} at {_caller()}", tuple(dead))
+        self.pinned.update(names)
+        self.escapes.append(Escape(what, _caller(), tuple(names)))
+        return concrete
+
+
+_current: contextvars.ContextVar[Exploration | None] = contextvars.ContextVar("vetdp_exploration", default=None)
+
+
+def _context() -> Exploration:
+    ctx = _current.get()
+    if ctx is None:
+        raise RuntimeError("a symbolic parameter was used outside explore_regions")
+    return ctx
+
+
+def _caller() -> str:
+    frame = sys._getframe(1)
+    here = __file__
+    while frame is not None and frame.f_code.co_filename == here:
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "?"
+
+
+# ------------------------------------------------------------------ the symbolic float
+
+def is_symbolic(x: Any) -> bool:
+    """Whether ``x`` is a symbolic value (the runtime's hooks test the class attribute, importing nothing)."""
+    return getattr(type(x), "_vetdp_symbolic_", False)
+
+
+def _lift(x: Any) -> tuple[Expr, float] | None:
+    """(term, value) of an operand: a SymFloat, a float, an int exactly a float, a Fraction rounded as Python
+    rounds it in float arithmetic; None for anything else."""
+    if isinstance(x, SymFloat):
+        return x.term, x.value
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return None
+    if isinstance(x, float):
+        return Const(x), x
+    if isinstance(x, int):
+        f = float(x)  # Python converts an int operand to float first (OverflowError when it cannot)
+        return Const(f), f
+    f = float(x)
+    return Const(f), f
+
+
+_NEAR = {"add": ("near_add", operator.add), "sub": ("near_sub", operator.sub), "mul": ("near_mul", operator.mul),
+         "div": ("near_div", operator.truediv)}
+# comparison -> (the one-sided predicates it is the conjunction of, negated?)
+_ONE_SIDED = {"lt": ((operator.lt, -1),), "le": ((operator.le, -1),), "gt": ((operator.gt, 1),),
+              "ge": ((operator.ge, 1),)}
+_SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def compare(term: Expr, value: float, name: str, other: Any) -> bool:
+    """``term <name> other`` decided on the region; ``other`` a SymFloat, a number, or a Fraction (compared
+    exactly, as Python compares a float with a Fraction)."""
+    if isinstance(other, Fraction):
+        o_term, exact = Const(0.0), True
+        o_value: Any = other
+    else:
+        lifted = _lift(other)
+        if lifted is None:
+            raise TypeError(f"cannot compare a symbolic float with {type(other).__name__}")
+        (o_term, o_value), exact = lifted, False
+    what = f"{term} {_SYMBOL[name]} {other if exact else o_term}"
+
+    def side(op: Callable, direction: int) -> bool:
+        if exact:
+            return _context().decide(lambda env: op(Fraction(evaluate(term, env)), o_value), ((term, direction),),
+                                     op(Fraction(value), o_value), what, key=(term, op, "exact", o_value))
+        return _context().decide(lambda env: op(evaluate(term, env), evaluate(o_term, env)),
+                                 ((term, direction), (o_term, -direction)), op(value, o_value), what,
+                                 key=(term, op, o_term))
+
+    if name in _ONE_SIDED:
+        (op, direction), = _ONE_SIDED[name]
+        return side(op, direction)
+    equal = side(operator.le, -1) and side(operator.ge, 1)  # an interval of the monotone term: two one-sided tests
+    return equal if name == "eq" else not equal
+
+
+class SymFloat:
+    """A float that stands for every value of its term over the current region (see the module docstring)."""
+
+    _vetdp_symbolic_ = True
+    __slots__ = ("term", "value", "_memo")
+
+    def __init__(self, term: Expr, value: float):
+        self.term, self.value = term, value
+        self._memo: tuple[int, dict] | None = None
+
+    def _memoized(self) -> dict:
+        """Answers about this value already decided in the current run (a draw repeats the same questions)."""
+        serial = _context().serial
+        if self._memo is None or self._memo[0] != serial:
+            self._memo = (serial, {})
+        return self._memo[1]
+
+    def __repr__(self) -> str:
+        return f"SymFloat({self.term}, at {self.value!r})"
+
+    # -- arithmetic: Python's float operations, round to nearest
+    def _arith(self, op: str, other: Any, reflected: bool = False) -> SymFloat | Any:
+        lifted = _lift(other)
+        if lifted is None:
+            return NotImplemented
+        a, b = (lifted, (self.term, self.value)) if reflected else ((self.term, self.value), lifted)
+        name, fn = _NEAR[op]
+        if op == "div" and (compare(b[0], b[1], "eq", 0.0) if b[0].variables() else b[1] == 0):
+            raise ZeroDivisionError("float division by zero")
+        try:
+            value = fn(a[1], b[1])
+        except OverflowError:
+            value = math.inf
+        return _apply(name, (a[0], b[0]), value)
+
+    def __add__(self, o): return self._arith("add", o)  # noqa: E704
+    def __radd__(self, o): return self._arith("add", o, True)  # noqa: E704
+    def __sub__(self, o): return self._arith("sub", o)  # noqa: E704
+    def __rsub__(self, o): return self._arith("sub", o, True)  # noqa: E704
+    def __mul__(self, o): return self._arith("mul", o)  # noqa: E704
+    def __rmul__(self, o): return self._arith("mul", o, True)  # noqa: E704
+    def __truediv__(self, o): return self._arith("div", o)  # noqa: E704
+    def __rtruediv__(self, o): return self._arith("div", o, True)  # noqa: E704
+
+    def __neg__(self) -> SymFloat:
+        return _apply("near_mul", (self.term, Const(-1.0)), -self.value)  # exact: a sign flip
+
+    def __pos__(self) -> SymFloat:
+        return self
+
+    def __abs__(self) -> SymFloat:
+        return -self if self < 0.0 else self
+
+    def __pow__(self, other: Any) -> Any:
+        return _context().escape("x ** y", tuple(self.term.variables()), self.value ** _plain(other))
+
+    def __rpow__(self, other: Any) -> Any:
+        return _context().escape("y ** x", tuple(self.term.variables()), _plain(other) ** self.value)
+
+    # -- comparisons: branch the region
+    def __lt__(self, o): return compare(self.term, self.value, "lt", o)  # noqa: E704
+    def __le__(self, o): return compare(self.term, self.value, "le", o)  # noqa: E704
+    def __gt__(self, o): return compare(self.term, self.value, "gt", o)  # noqa: E704
+    def __ge__(self, o): return compare(self.term, self.value, "ge", o)  # noqa: E704
+    def __eq__(self, o): return compare(self.term, self.value, "eq", o) if _comparable(o) else NotImplemented  # noqa: E704
+    def __ne__(self, o): return compare(self.term, self.value, "ne", o) if _comparable(o) else NotImplemented  # noqa: E704
+
+    def __bool__(self) -> bool:
+        return compare(self.term, self.value, "ne", 0.0)
+
+    # -- to integers: each integer value is a region of its own (int, floor, ceil, round are monotone)
+    def _to_int(self, what: str, fn: Callable[[float], int]) -> int:
+        n = fn(self.value)
+        ctx = _context()
+        for op, direction in ((operator.ge, 1), (operator.le, -1)):
+            ctx.decide(lambda env, op=op: op(fn(evaluate(self.term, env)), n), ((self.term, direction),), True,
+                       f"{what}({self.term}) == {n}", key=(self.term, what, op, n))
+        return n
+
+    def __int__(self) -> int: return self._to_int("int", int)  # noqa: E704
+    def __trunc__(self) -> int: return self._to_int("trunc", math.trunc)  # noqa: E704
+    def __floor__(self) -> int: return self._to_int("floor", math.floor)  # noqa: E704
+    def __ceil__(self) -> int: return self._to_int("ceil", math.ceil)  # noqa: E704
+
+    def __round__(self, ndigits: int | None = None):
+        if ndigits is None:
+            return self._to_int("round", round)
+        return _context().escape(f"round(x, {ndigits})", tuple(self.term.variables()), round(self.value, ndigits))
+
+    # -- leaving the symbolic world: pin the parameters
+    def __float__(self) -> float:
+        return _context().escape("float()", tuple(self.term.variables()), self.value)
+
+    def __hash__(self) -> int:
+        return _context().escape("hash()", tuple(self.term.variables()), hash(self.value))
+
+    def as_integer_ratio(self) -> tuple[int, int]:
+        return _context().escape("as_integer_ratio()", tuple(self.term.variables()), self.value.as_integer_ratio())
+
+    def is_integer(self) -> bool:
+        return _context().escape("is_integer()", tuple(self.term.variables()), self.value.is_integer())
+
+    def __format__(self, spec: str) -> str:
+        return _context().escape("format()", tuple(self.term.variables()), format(self.value, spec))
+
+    # -- hooks of vetdp's runtime (validation, Expr.to_float, rounding, samplers): they test the class
+    # attribute _vetdp_symbolic_ and call these, importing nothing of the harness
+    def __vetdp_check_finite__(self, name: str) -> SymFloat:
+        """``check_float``: every value of a region is a finite float by construction."""
+        return self
+
+    def __vetdp_in_interval__(self, lo: Any, hi: Any, lo_closed: bool, hi_closed: bool) -> bool:
+        """``check_interval``: whether every value lies in the interval (bounds compared exactly)."""
+        memo = self._memoized()
+        key = ("in", lo, hi, lo_closed, hi_closed)
+        if key not in memo:
+            memo[key] = self._in_interval(lo, hi, lo_closed, hi_closed)
+        return memo[key]
+
+    def _in_interval(self, lo: Any, hi: Any, lo_closed: bool, hi_closed: bool) -> bool:
+        ok = True
+        if lo is not None:
+            ok = compare(self.term, self.value, "ge" if lo_closed else "gt", Fraction(lo))
+        if ok and hi is not None:
+            ok = compare(self.term, self.value, "le" if hi_closed else "lt", Fraction(hi))
+        return ok
+
+    def __vetdp_probability__(self):
+        """A sampler's exact probability ``Fraction(p)`` for a symbolic ``p``: the polynomial atom p."""
+        from vetdp.engine.polynomial import ProbPoly
+
+        memo = self._memoized()
+        if "probability" not in memo:
+            memo["probability"] = ProbPoly.atom(self)
+        return memo["probability"]
+
+    @staticmethod
+    def __vetdp_op__(name: str, args: tuple[Any, ...], concrete: Callable[..., float]) -> SymFloat:
+        """vetdp's directed-rounding operation ``name`` with symbolic arguments (``concrete`` computes it on plain
+        floats)."""
+        lifted = [_lift(a) for a in args]
+        if any(x is None for x in lifted):
+            raise TypeError(f"{name}: an argument is not a number: {args!r}")
+        return _apply(name, tuple(t for t, _ in lifted), concrete(*(v for _, v in lifted)))
+
+    @staticmethod
+    def __vetdp_eval__(expr: Expr, env: Mapping[str, Any]) -> SymFloat:
+        """``Expr.to_float`` with symbolic values in ``env``: the expression over their terms."""
+        term, value = substitute(expr, env)
+        return SymFloat(term, value)
+
+
+numbers.Real.register(SymFloat)
+
+
+def _comparable(o: Any) -> bool:
+    return isinstance(o, (SymFloat, Fraction)) or (isinstance(o, numbers.Real) and not isinstance(o, bool))
+
+
+def _plain(x: Any) -> Any:
+    return x.value if isinstance(x, SymFloat) else x
+
+
+def _apply(name: str, args: tuple[Expr, ...], value: float) -> SymFloat | float:
+    """The SymFloat of operation ``name`` on ``args`` (``value`` at the run's point). The region is split where the
+    operation has no finite float answer (Python gives inf or NaN there; vetdp's rounding raises), so that the term
+    evaluates everywhere on the region; where it has none at the run's point, the parameters are pinned."""
+    term = Op(name, args)
+    if not term.variables():
+        return SymFloat(Const(value), value) if math.isfinite(value) else value
+    ok = math.isfinite(value)
+    fails = _context().decide(lambda env: _try(term, env) is None, ((term, 1),), not ok, f"{term} is finite",
+                              key=(term, "fails"))
+    if fails or not ok:
+        return _context().escape(f"{term} has no finite value", tuple(term.variables()), value)
+    return SymFloat(term, value)
+
+
+def substitute(term: Expr, env: Mapping[str, Any]) -> tuple[Expr, float]:
+    """The term with each variable replaced by the term of the symbolic value bound to it (plain values become
+    constants), and its value at the run's point."""
+    def walk(t: Expr) -> Expr:
+        if isinstance(t, Var):
+            v = env[t.name]
+            return v.term if isinstance(v, SymFloat) else Const(v if t.kind == "int" else float(v))
+        if isinstance(t, Op):
+            return Op(t.name, tuple(walk(a) for a in t.args))
+        return t
+
+    point = {k: (v.value if isinstance(v, SymFloat) else v) for k, v in env.items()}
+    return walk(term), term.to_float(point)
+
+
+# ------------------------------------------------------------------ exploring
+
+@dataclasses.dataclass(frozen=True)
+class Leaf:
+    """A region on which the code took one path for every point, and what the run returned there."""
+
+    box: Box
+    result: Any
+    escapes: tuple[Escape, ...]  # where parameters were pinned (the box is then a point in them)
+
+
+@contextlib.contextmanager
+def exploring(box: Box) -> Iterator[Exploration]:
+    ctx = Exploration(box)
+    token = _current.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _current.reset(token)
+
+
+def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[str, tuple[float, float]], *,
+                    budget: int = 2_000, on_leaf: Callable[[Leaf], None] | None = None
+                    ) -> tuple[list[Leaf], list[tuple[Box, str]]]:
+    """Partition ``space`` (parameter -> (lo, hi) floats) into leaves by running ``run`` on symbolic parameters.
+
+    Returns (leaves, unexplored): the leaves cover the space except the boxes in ``unexplored`` (each with the
+    reason), which are left when more than ``budget`` runs would be needed. ``run`` is called once per region
+    (again after every split); exceptions of the code are its results, a :class:`Split` is not.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
+    pending: list[tuple[Box, str]] = [(Box.of(space), "")]
+    leaves: list[Leaf] = []
+    unexplored: list[tuple[Box, str]] = []
+    runs = 0
+    while pending:
+        box, why = pending.pop()
+        if runs >= budget:
+            spent = f"the region budget of {budget} runs was spent"
+            return leaves, unexplored + [(b, spent + (f" (last split: {w})" if w else "")) for b, w in
+                                         [(box, why), *pending]]
+        runs += 1
+        with exploring(box) as ctx:
+            params = {name: SymFloat(Var(name), x) for name, x in ctx.point.items()}
+            try:
+                result = run(params)
+            except Split as s:
+                pending.extend((part, s.why) for part in reversed(s.parts))
+                unexplored.extend((part, s.why) for part in s.dead)
+                continue
+            if ctx.halted is not None:  # the code swallowed a Split: its result cannot be trusted
+                s = ctx.halted
+                pending.extend((part, s.why) for part in reversed(s.parts))
+                unexplored.extend((part, s.why) for part in s.dead)
+                continue
+        leaf = Leaf(box, result, tuple(ctx.escapes))
+        leaves.append(leaf)
+        if on_leaf is not None:
+            on_leaf(leaf)
+    return leaves, unexplored
