@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 from vetdp.accounting.curves import RRFamily, rappor_curve
 from vetdp.accounting.pld import one_run_delta
-from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
-from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
+from vetdp.core.measurement import AtomDomain, PrivacyConstant, bitvector_domain, discrete_distance
+from vetdp.engine.spec import BadParams, MeasurementSpec, Universal, exact_value, floats_in
 from vetdp.impl.k_rappor import K_RAPPOR_FLIP_PROBABILITY, k_rappor_flip_probability
+from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON
 from vetdp.specs.randomized_response_bitvec import (
     flip_family,
     flip_law,
@@ -31,6 +32,7 @@ from vetdp.specs.randomized_response_bitvec import (
     outside,
     outside_kind,
     shape_edges,
+    universal_bases,
 )
 
 EPSILON_EDGES = [5e-324, 1e-12, 0.5, 1.0, 2.0, 3.0, 10.0, 700.0]
@@ -62,7 +64,7 @@ def flip(p) -> float:
 
 def law(p, x):
     """P[M(x) = y]: every bit of x flipped independently with probability :func:`flip`."""
-    return flip_law(x, Fraction(flip(p)))
+    return flip_law(x, exact_value(flip(p)))
 
 
 def real_flip(p) -> tuple[Fraction, Fraction]:
@@ -92,6 +94,23 @@ def edges(p) -> list[str]:
     if p.get("constant_time"):
         out.append("constant_time")
     return out
+
+
+def coordinate_law(p, bit: bool) -> dict:
+    """One output bit of the reference law: the input bit flipped with probability :func:`flip`."""
+    q = exact_value(flip(p))
+    return {bit: 1 - q, not bit: q}
+
+
+UNIVERSAL = Universal(
+    bases=universal_bases,
+    floats=lambda p: {"epsilon": (5e-324, float(MAX_FLOAT))},
+    # the bit-vector bound at the reference flip probability: min(2m, k)·ln((1−q)/q) rounded up (obligation
+    # randomized_response_bitvec.epsilon.sound); the map is the smaller of it and ε
+    constant=lambda p: PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"q": flip(p), "d": min(2 * p["m"], p["k"])}),
+    coordinate_law=coordinate_law,
+)
+MAX_FLOAT = 1.7976931348623157e308
 
 
 def _bad(id_, error, names=("epsilon",), **kw):
@@ -139,5 +158,6 @@ SPECS = [
         outside_kind=outside_kind,
         max_d_in=3,
         edges=edges,
+        universal=UNIVERSAL,
     )
 ]

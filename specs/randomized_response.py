@@ -27,17 +27,20 @@ from hypothesis import strategies as st
 
 from vetdp.accounting.curves import RRFamily, randomized_response_curve
 from vetdp.accounting.pld import one_run_delta
+from vetdp.core.measurement import PrivacyConstant
 from vetdp.engine.spec import (
     BadParams,
     EstimatorSpec,
     MeasurementSpec,
+    Universal,
     at_least,
     boundary_probabilities,
+    exact_value,
     floats_in,
     seeded_permutation,
     spread,
 )
-from vetdp.impl.randomized_response import randomized_response_count_variance
+from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON, randomized_response_count_variance
 
 P_MAX = math.nextafter(1.0, 0.0)
 ALL_CATEGORIES_UP_TO = 16  # larger t enumerates a spread of SPREAD categories (plus outsiders)
@@ -148,7 +151,7 @@ def law(p, x):
     if not isinstance(x, kind) or (kind is int and isinstance(x, bool)):
         raise TypeError(f"x={x!r} is not of the categories' type {kind.__name__}")
     t = len(cats)
-    prob = Fraction(p["prob"])
+    prob = exact_value(p["prob"])
     if x in set(cats):
         lie = (1 - prob) / (t - 1)
         dist = {c: lie for c in cats}
@@ -211,6 +214,17 @@ def _bad(id_, error, names=("prob",), **kw):
     return BadParams(id_, {"categories": ["a", "b", "c"], "prob": 0.5, **kw}, error, names)
 
 
+UNIVERSAL_UP_TO = 16  # every t up to this is explored for every prob; larger t only at sampled parameter sets
+
+UNIVERSAL = Universal(
+    bases=lambda deep: [{"categories": categories_of(t, "int")} for t in range(2, UNIVERSAL_UP_TO + 1)]
+    + [{"categories": categories_of(3, "str")}, {"categories": layout(5, "float", step=3, offset=-2)}],
+    floats=lambda p: {"prob": (at_least(Fraction(1, len(p["categories"]))), P_MAX)},
+    # ε of the reference law, ln(prob·(t−1)/(1−prob)) rounded up (obligation randomized_response.epsilon.sound)
+    constant=lambda p: PrivacyConstant(RANDOMIZED_RESPONSE_EPSILON, {"prob": p["prob"], "t": len(p["categories"])}),
+)
+
+
 MEASUREMENT = MeasurementSpec(
     name="randomized_response",
     constructor="make_randomized_response",
@@ -256,6 +270,7 @@ MEASUREMENT = MeasurementSpec(
     accountant_pair=lambda p: accountant_family(p).pair_plds,
     max_d_in=3,
     edges=edges,
+    universal=UNIVERSAL,
 )
 
 

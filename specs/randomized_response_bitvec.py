@@ -288,9 +288,16 @@ def _bad(id_, error, names=("f",), **kw):
 
 
 def universal_bases(deep: bool) -> list[dict]:
-    """Every (k, m) with k up to 6 (8 with --deep) and m up to k + 1 (m > k: every vector is in the domain)."""
-    top = 8 if deep else 6
-    return [{"k": k, "m": m, "constant_time": False} for k in range(1, top + 1) for m in range(1, k + 2)]
+    """Every (k, m) with k up to 6 and m up to k + 1 (m > k: every vector is in the domain), enumerated; then every
+    k up to 128 with m = 1 and m = k + 1 (every Hamming bound 2 and k), from the product structure."""
+    small = [{"k": k, "m": m, "constant_time": False} for k in range(1, 7) for m in range(1, k + 2)]
+    return small + [{"k": k, "m": m, "constant_time": False} for k in range(7, 129) for m in (1, k + 1)]
+
+
+def coordinate_law(p, bit: bool) -> dict:
+    """One output bit of the reference law: the input bit flipped with probability q = flip_probability(f)."""
+    q = exact_value(flip_probability(p["f"]))
+    return {bit: 1 - q, not bit: q}
 
 
 def universal_constant(p) -> PrivacyConstant:
@@ -326,7 +333,8 @@ MEASUREMENT = MeasurementSpec(
         {"k": 128, "m": 8, "f": 0.5, "constant_time": False},
         {"k": 128, "m": 8, "f": 0.01, "constant_time": True},
     ],
-    universal=Universal(universal_bases, lambda p: {"f": (5e-324, 1.0)}, universal_constant),
+    universal=Universal(universal_bases, lambda p: {"f": (5e-324, 1.0)}, universal_constant,
+                        coordinate_law=coordinate_law),
     bad=[
         _bad("max_weight_missing", ValueError, ("max_weight",), input_domain=bitvector_domain(length=4)),
         _bad("length_missing", ValueError, ("length",), input_domain=bitvector_domain(max_weight=1)),

@@ -10,14 +10,15 @@ Proof: proofs/randomized_response_bool.md
 """
 
 import math
-from fractions import Fraction
 
 import numpy as np
 from hypothesis import strategies as st
 
 from vetdp.accounting.curves import randomized_response_curve
 from vetdp.accounting.pld import one_run_delta
-from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in
+from vetdp.core.measurement import PrivacyConstant
+from vetdp.engine.spec import BadParams, MeasurementSpec, Universal, exact_value, floats_in
+from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON
 
 P_MAX = math.nextafter(1.0, 0.0)
 P_EDGES = [0.5, math.nextafter(0.5, 1.0), 0.75, math.nextafter(0.75, 1.0), 2 / 3, P_MAX]
@@ -29,7 +30,7 @@ def law(p, x):
         x = bool(x)
     if not isinstance(x, bool):
         raise TypeError(f"x={x!r} must be a bool")
-    prob = Fraction(p["prob"])
+    prob = exact_value(p["prob"])
     return {x: prob, not x: 1 - prob}
 
 
@@ -63,6 +64,14 @@ def accountant_family(p):
     """Binary randomized response at the keep probability given: its RDP curve and PLD are what an accountant
     composes with (privacy.rdp, privacy.pld check them against the code)."""
     return randomized_response_curve(prob=p["prob"], categories=2)
+
+
+UNIVERSAL = Universal(
+    bases=lambda deep: [{"constant_time": False}, {"constant_time": True}],
+    floats=lambda p: {"prob": (0.5, P_MAX)},
+    # ε of the reference law, ln(prob/(1−prob)) rounded up (obligation randomized_response.epsilon.sound at t = 2)
+    constant=lambda p: PrivacyConstant(RANDOMIZED_RESPONSE_EPSILON, {"prob": p["prob"], "t": 2}),
+)
 
 
 def _bad(id_, error, names=("prob",), **kw):
@@ -101,5 +110,6 @@ SPECS = [
         accountant_pair=lambda p: accountant_family(p).pair_plds,
         max_d_in=3,
         edges=edges,
+        universal=UNIVERSAL,
     )
 ]

@@ -305,6 +305,10 @@ class Op(Expr):
             raise ValueError(f"operation {self.name!r} is not one of {sorted(OPS)}")
         if len(self.args) != info.arity:
             raise ValueError(f"{self.name} takes {info.arity} argument(s), got {len(self.args)}")
+        object.__setattr__(self, "_hash", hash((self.name, self.args)))  # terms are hashed often; compute once
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def info(self) -> OpInfo:

@@ -102,21 +102,26 @@ class ProbPoly:
         return NotImplemented if o is None else self + (-o)
 
     def __rsub__(self, other: Any) -> ProbPoly:
+        if type(other) is int and other == 1:  # 1 − q, asked at every draw: its complement factor, memoized
+            memo = self._memoized()
+            if "complement" not in memo:
+                atom = self._single_atom()
+                memo["complement"] = (ProbPoly({(((atom[0], True), 1),): Fraction(1)}, self.values)
+                                      if atom is not None and not atom[1] else ProbPoly.constant(1) + (-self))
+            return memo["complement"]
         o = self._lift(other)
         if o is None:
             return NotImplemented
-        atom = self._single_atom()
-        if o.terms == {(): Fraction(1)} and atom is not None and not atom[1]:
-            memo = self._memoized()
-            if "complement" not in memo:  # 1 − q: its complement factor
-                memo["complement"] = ProbPoly({(((atom[0], True), 1),): Fraction(1)}, self.values)
-            return memo["complement"]
         return o + (-self)
 
     def __mul__(self, other: Any) -> ProbPoly:
         o = self._lift(other)
         if o is None:
             return NotImplemented
+        if len(self.terms) == 1 and len(o.terms) == 1:  # a path's probability times one draw's: the common case
+            (ma, ca), = self.terms.items()
+            (mb, cb), = o.terms.items()
+            return ProbPoly({_mono_mul(ma, mb): ca * cb}, self._values(o))
         out: dict[Monomial, Fraction] = {}
         for (ma, ca), (mb, cb) in itertools.product(self.terms.items(), o.terms.items()):
             m = _mono_mul(ma, mb)
@@ -223,7 +228,7 @@ class ProbPoly:
         return constant, c, m[0][0]
 
     def _compare(self, name: str, other: Any) -> bool:
-        if isinstance(other, (int, Fraction)) and not isinstance(other, bool):
+        if type(other) is int or type(other) is Fraction:
             memo = self._memoized()
             key = (name, other)
             if key not in memo:

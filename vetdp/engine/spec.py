@@ -71,11 +71,17 @@ class Universal:
     the constructor is also seen to reject everything outside. ``constant(params)`` is the
     :class:`~vetdp.core.measurement.PrivacyConstant` that bounds the reference law's exact loss for every
     parameter value (by the z3 obligations and lemmas of its proof document): a map that is this constant term for
-    term is then sound on every region where the law is the reference law."""
+    term is then sound on every region where the law is the reference law. Long bit vectors (``enumerate_up_to``)
+    are decided from the product structure their code shows, each output bit against ``coordinate_law``."""
 
     bases: Callable[[bool], Sequence[Params]]
     floats: Callable[[Params], dict[str, tuple[float, float]]]
     constant: Callable[[Params], Any] | None = None
+    # bit vectors longer than this are decided from the product structure the code shows
+    # (vetdp.engine.structure), coordinate by coordinate against coordinate_law(params, input bit) -> {bit: P};
+    # None: every base is enumerated input by input
+    coordinate_law: Callable[[Params, bool], dict] | None = None
+    enumerate_up_to: int = 6
 
 
 def exact_value(x: Any) -> Any:

@@ -202,7 +202,8 @@ class _SymbolicSource(BranchingSource):
         self.draws: list[_Var] = []
 
     def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
-        live = [(v, Fraction(p)) for v, p in outcomes if p != 0]
+        # a symbolic probability (vetdp.engine.polynomial, a region of parameters) stays a polynomial
+        live = [(v, p if getattr(type(p), "_vetdp_symbolic_", False) else Fraction(p)) for v, p in outcomes if p != 0]
         if not live:
             raise ValueError("branch() needs at least one outcome with positive probability")
         var = self.registry.new("draw", [v for v, _ in live], [p for _, p in live])
@@ -277,6 +278,7 @@ def _outputs(result: Any) -> list[Any]:
 
 def _replay(fn: Callable[[Any], Any], x: tuple[bool, ...], choices: list[int], draws: list[_Var]) -> list[Any]:
     source = BranchingSource(prefix=choices)
+    source.track_probability = False  # only the output matters
     with use_source(source):
         out = _outputs(fn(x))
     made = [options for _, options in source.trail]
@@ -325,9 +327,16 @@ def discover_product_structure(function: Callable[[Any], Any], length: int, *, r
     draws = source.draws
     counter = itertools.count()
 
-    def pick(n: int) -> int:  # a seeded test plan from SHA-256, not a random.Random (the caller may be watching those)
-        digest = hashlib.sha256(f"{seed}/{next(counter)}".encode()).digest()
-        return int.from_bytes(digest[:8], "big") % n
+    words = iter(())
+
+    def pick(n: int) -> int:  # a seeded test plan from SHAKE-256, not a random.Random (the caller may watch those)
+        nonlocal words
+        word = next(words, None)
+        if word is None:
+            block = hashlib.shake_256(f"{seed}/{next(counter)}".encode()).digest(8 * 1024)
+            words = (int.from_bytes(block[i:i + 8], "big") for i in range(0, len(block), 8))
+            word = next(words)
+        return word % n
 
     plans = [([0] * length, [0] * len(draws)), ([1] * length, [len(d.values) - 1 for d in draws])]
     plans += [([pick(2) for _ in range(length)], [pick(len(d.values)) for d in draws])

@@ -42,6 +42,7 @@ __all__ = [
     "Box",
     "Split",
     "Escape",
+    "EscapeRefused",
     "Leaf",
     "Exploration",
     "RegionBudgetExceeded",
@@ -55,6 +56,7 @@ __all__ = [
     "monotonicity",
     "compare",
     "substitute",
+    "current_exploration",
 ]
 
 MAX_FLOAT = sys.float_info.max
@@ -176,6 +178,10 @@ class Escape:
     names: tuple[str, ...]
 
 
+class EscapeRefused(BaseException):
+    """An escape inside :meth:`Exploration.without_escapes` (not an outcome of the code)."""
+
+
 class RegionBudgetExceeded(RuntimeError):
     """Exploring the regions would take more runs than the budget allows."""
 
@@ -288,6 +294,7 @@ class Exploration:
         self.halted: BaseException | None = None
         self.max_corner_halvings = max_corner_halvings
         self.answers: dict[Any, bool] = {}  # a predicate decided on this region, by its key
+        self.strict = 0  # > 0: escapes refused (see without_escapes)
         self._monotone: dict[str, _Monotone] = {}
 
     def monotonicity(self, term: Expr, name: str) -> int | None:
@@ -353,10 +360,22 @@ class Exploration:
         self.halted = Split(parts, why, dead)
         return self.halted
 
+    @contextlib.contextmanager
+    def without_escapes(self) -> Iterator[None]:
+        """Inside the block an escape raises :class:`EscapeRefused` instead of pinning the region (for optional
+        work, e.g. a spec's admissible laws, that must not cost the run its region)."""
+        self.strict += 1
+        try:
+            yield
+        finally:
+            self.strict -= 1
+
     def escape(self, what: str, names: list[str] | tuple[str, ...], concrete: Any) -> Any:
         """Pin ``names`` to the run's point and return ``concrete``: the region shrinks to that point (the rest of it
         is left unexplored, with the reason: the code's answer there cannot be read from this run)."""
         wide = [n for n in names if n not in self.pinned and floats_between(*self.box[n]) > 1]
+        if wide and self.strict:
+            raise EscapeRefused(f"{what} at {_caller()}")
         if wide:
             n = wide[0]
             lo, hi = self.box[n]
@@ -370,6 +389,11 @@ class Exploration:
         self.pinned.update(names)
         self.escapes.append(Escape(what, _caller(), tuple(names)))
         return concrete
+
+
+def current_exploration() -> Exploration:
+    """The exploration of the running region (raises outside :func:`explore_regions`)."""
+    return _context()
 
 
 _current: contextvars.ContextVar[Exploration | None] = contextvars.ContextVar("vetdp_exploration", default=None)

@@ -1,23 +1,31 @@
 """Clauses decided for every value of a spec's float parameters, by running the real code on regions of them.
 
 For each of the spec's *bases* (parameter sets whose integers and shapes are fixed, see
-:class:`~vetdp.engine.spec.Universal`), the constructor, the function on every input and the spec's reference
-law are run with the float parameters symbolic (:mod:`vetdp.engine.symbolic`). The float line of each parameter
-is cut into *leaves*, regions on which the code takes one path for every value; on each leaf the output
-distribution is an exact polynomial in the code's own float terms (:mod:`vetdp.engine.polynomial`). Then:
+:class:`~vetdp.engine.spec.Universal`), the code is run with the float parameters symbolic
+(:mod:`vetdp.engine.symbolic`), in two passes:
+
+1. **the law**: the constructor, the function on every input and the spec's reference law. The float line of
+   each parameter is cut into *leaves*, regions on which the code takes one path for every value; on each leaf
+   the output distribution is an exact polynomial in the code's own float terms (:mod:`vetdp.engine.polynomial`);
+   long bit vectors are decided from the product structure their code shows (:mod:`vetdp.engine.structure`);
+2. **the claim**: on each accepted leaf, the constructor again and the map, with the spec's privacy constant; a
+   map that leaves the symbolic world pins only this pass, never the law's.
+
+Clauses:
 
 * ``precondition.regions`` — every leaf inside the spec's valid ranges is accepted and every leaf outside them
   rejected;
 * ``function.law`` — on every accepted leaf, the code's law is the reference law (or an admissible one) as
-  polynomials in the same terms, so equal for every value of the leaf; where it differs, a value at which the
-  two probabilities differ is the witness;
-* ``privacy.sound`` — on every leaf where the law is the reference law and the map is, term for term, the
+  polynomials in the same terms, or in terms that z3 proves equal on the leaf (:func:`terms_equal`), so equal
+  for every value of the leaf; where it differs, a value at which the probabilities differ is the witness;
+* ``privacy.sound`` — on every region where the law is the reference law and the map is, term for term, the
   spec's privacy constant (whose z3 obligations and lemmas prove it at least the reference law's exact loss for
-  every parameter value), the map is sound for every value of the leaf.
+  every parameter value), the map is sound for every value of the region.
 
 What is not decided this way is said with its reason (a region the code pins to a point, a term not known to be
-monotone, the region budget), and the leaves' points are handed to the sampled search as parameter sets, so
-that every region is at least checked where it is not proved. Work is counted in runs and paths, never seconds.
+monotone, the region budget), and points of those regions are handed to the sampled search as parameter sets,
+so that every region is at least checked where it is not proved. Work is counted in runs, paths and z3
+resource units, never in seconds.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
+from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, enumerate_paths, freeze
 from vetdp.engine.polynomial import ProbPoly, poly_value
 from vetdp.engine.symbolic import (
@@ -36,16 +45,21 @@ from vetdp.engine.symbolic import (
     Leaf,
     Split,
     SymFloat,
+    current_exploration,
+    evaluate,
     explore_regions,
     float_from_key,
     float_key,
-    floats_between,
+    monotonicity,
 )
 
-__all__ = ["UniversalReport", "ClauseCoverage", "explore_spec", "symbolic_law", "UNIVERSAL_CLAUSES"]
+__all__ = ["UniversalReport", "ClauseCoverage", "explore_spec", "symbolic_law", "terms_equal", "UNIVERSAL_CLAUSES",
+           "Z3_RLIMIT"]
 
 UNIVERSAL_CLAUSES = ("precondition.regions", "function.law", "privacy.sound")
+Z3_RLIMIT = 20_000_000  # z3 resource units for one equality of two float terms on a region
 _WHOLE_LINE = (-MAX_FLOAT, MAX_FLOAT)
+_STOP_AFTER_FAILING_BASES = 3  # a clause failing on this many bases: the rest are not explored (the witness is found)
 
 
 def symbolic_law(run: Callable[[], Any], budget: int) -> dict[Any, Any]:
@@ -57,12 +71,14 @@ def symbolic_law(run: Callable[[], Any], budget: int) -> dict[Any, Any]:
     return dist
 
 
+# ------------------------------------------------------------------ the report
+
 @dataclasses.dataclass
 class ClauseCoverage:
     """What one clause established over the explored regions."""
 
-    proved: list[Box] = dataclasses.field(default_factory=list)  # leaves decided for every value
-    failed: list[tuple[Box, dict, str]] = dataclasses.field(default_factory=list)  # (leaf, witness params, why)
+    proved: list[Box] = dataclasses.field(default_factory=list)  # regions decided for every value
+    failed: list[tuple[Box, dict, str]] = dataclasses.field(default_factory=list)  # (region, witness params, why)
     open: list[tuple[Box, str]] = dataclasses.field(default_factory=list)  # not decided symbolically, with why
 
     @property
@@ -73,32 +89,35 @@ class ClauseCoverage:
 @dataclasses.dataclass
 class UniversalReport:
     """The symbolic exploration of one spec: per clause, what was proved, failed and left open, and the
-    parameter sets (each a leaf's point or witness) for the sampled search to check concretely."""
+    parameter sets (a region's point or a witness) for the sampled search to check concretely."""
 
     spec: str
     floats: tuple[str, ...]
-    bases: int = 0
+    bases: list[dict] = dataclasses.field(default_factory=list)
     leaves: int = 0
+    runs: int = 0
     clauses: dict[str, ClauseCoverage] = dataclasses.field(
         default_factory=lambda: {c: ClauseCoverage() for c in UNIVERSAL_CLAUSES})
     witnesses: list[dict] = dataclasses.field(default_factory=list)
-    reasons: list[str] = dataclasses.field(default_factory=list)
+    stopped: str = ""
 
     def describe(self, clause: str) -> str:
-        """One line: what the clause rests on symbolically (proved where, failed where, open where and why)."""
+        """One line: where the clause was proved for every value, where it fails, where it is open and why."""
         cov = self.clauses[clause]
         names = ", ".join(self.floats)
         parts = []
         if cov.proved:
-            parts.append(f"proved for every {names} on {len(cov.proved)} region(s) over {self.bases} base(s)"
-                         f" ({_extent(cov.proved, self.floats)})")
+            parts.append(f"proved for every {names} on {len(cov.proved)} region(s) over {len(self.bases)} "
+                         f"base(s) ({_extent(cov.proved, self.floats)})")
         if cov.failed:
-            box, witness, why = cov.failed[0]
+            box, _, why = cov.failed[0]
             parts.append(f"fails on {len(cov.failed)} region(s), first {box.describe()}: {why}")
         if cov.open:
             whys = sorted({w for _, w in cov.open})
             parts.append(f"not decided symbolically on {len(cov.open)} region(s): {whys[0]}"
                          + (f" (and {len(whys) - 1} other reason(s))" if len(whys) > 1 else ""))
+        if self.stopped:
+            parts.append(self.stopped)
         return "; ".join(parts) if parts else "nothing explored"
 
 
@@ -111,76 +130,147 @@ def _extent(boxes: list[Box], names: tuple[str, ...]) -> str:
     return ", ".join(out)
 
 
-# ------------------------------------------------------------------ one base
-
-@dataclasses.dataclass(frozen=True)
-class _Built:
-    laws: dict[Any, dict]
-    reference: dict[Any, dict] | None
-    admissible: tuple[tuple[str, dict[Any, dict]], ...]
-    claim: Any
-    constant: Any
-
+# ------------------------------------------------------------------ the two passes' runs
 
 @dataclasses.dataclass(frozen=True)
 class _Rejected:
     error: str
 
 
-def _run_base(spec: Any, build: Callable[[dict], Any], base: dict, floats: tuple[str, ...], budget: int
-              ) -> Callable[[dict[str, SymFloat]], Any]:
-    universal = spec.universal
+@dataclasses.dataclass(frozen=True)
+class _Laws:
+    """Pass 1 on an accepted region: the code's laws by input, the reference's, the admissible ones."""
 
+    laws: dict[Any, dict]
+    reference: dict[Any, dict] | None
+    admissible: tuple[tuple[str, dict[Any, dict]], ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Structured:
+    """Pass 1 on a long bit vector: its product structure (or why there is none) and one output bit's reference
+    law for each input bit."""
+
+    coordinates: tuple | None
+    reference: dict[bool, dict] | None
+    why: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Claim:
+    """Pass 2: the code's map(d_in) (or the Raised it gave) and the spec's privacy constant."""
+
+    claim: Any
+    constant: Any
+
+
+def _construct(build: Callable[[dict], Any], params: dict) -> Any:
+    """The measurement, or the :class:`_Rejected` outcome of a constructor that raised (or exited)."""
+    try:
+        m = build(params)
+    except (Split, KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - the constructor's refusal (or exit) is the region's outcome
+        return _Rejected(f"{type(e).__name__}: {e}")
+    return getattr(m, "inner", m)
+
+
+def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int) -> Callable[[dict], Any]:
     def run(symbols: dict[str, SymFloat]) -> Any:
         params = {**base, **symbols}
-        try:
-            m = build(params)
-        except Split:
-            raise
-        except BaseException as e:  # noqa: BLE001 - the constructor's refusal (or exit) is the region's outcome
-            if isinstance(e, (KeyboardInterrupt, GeneratorExit)):
-                raise
-            return _Rejected(f"{type(e).__name__}: {e}")
-        inner = getattr(m, "inner", m)
+        inner = _construct(build, params)
+        if isinstance(inner, _Rejected):
+            return inner
+        structured = _structured_run(spec, inner, params)
+        if structured is not None:
+            return structured
         inputs = spec.inputs(params)
         laws = {freeze(x): symbolic_law(lambda x=x: inner(x), budget) for x in inputs}
-        reference = None
-        if spec.law is not None:
-            reference = {freeze(x): spec.law(params, x) for x in inputs}
+        reference = None if spec.law is None else {freeze(x): spec.law(params, x) for x in inputs}
         admissible = []
-        if reference is not None and not all(_same_law(laws[x], reference[x]) for x in laws):
+        box = current_exploration().box
+        if reference is not None and not all(_same_law(laws[x], reference[x]) or
+                                             _equal_atoms(laws[x], reference[x], box) is not None for x in laws):
             for name, family in spec.admissible_laws:
                 try:
-                    law = family(params, laws)
-                    if law is not None:
-                        admissible.append((name, {freeze(x): law(x) for x in inputs}))
-                except Split:
+                    with current_exploration().without_escapes():
+                        law = family(params, laws)
+                        if law is not None:
+                            admissible.append((name, {freeze(x): law(x) for x in inputs}))
+                except (Split, KeyboardInterrupt):
                     raise
-                except Exception:  # noqa: BLE001,S112 - a family that cannot take symbolic laws admits nothing here
-                    continue
+                except BaseException:  # noqa: BLE001,S112 - a family that cannot take symbolic laws (or would pin
+                    continue           # the region) admits nothing here
+        return _Laws(laws, reference, tuple(admissible))
+
+    return run
+
+
+def _claim_run(spec: Any, build: Callable[[dict], Any], base: dict) -> Callable[[dict], Any]:
+    def run(symbols: dict[str, SymFloat]) -> Any:
+        params = {**base, **symbols}
+        inner = _construct(build, params)
+        if isinstance(inner, _Rejected):
+            return inner
         try:
             claim = inner.map(spec.d_in)
         except Split:
             raise
         except Exception as e:  # noqa: BLE001 - a map that raises is a finding of the sampled clauses
             claim = Raised(type(e).__name__, str(e))
+        universal = spec.universal
         constant = universal.constant(params).value if universal.constant is not None else None
-        return _Built(laws, reference, tuple(admissible), claim, constant)
+        return _Claim(claim, constant)
 
     return run
 
 
-def _same_law(code: dict, other: Mapping) -> bool:
-    """Whether two laws are the same polynomials output by output (equal for every value of the region)."""
-    other = {y: q for y, q in other.items() if not _zero(q)}
-    code = {y: q for y, q in code.items() if not _zero(q)}
-    if set(code) != set(other):
-        return False
-    return all(_same(code[y], other[y]) for y in code)
+def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
+    """The product-structure run of a long bit vector (None: the base is enumerated input by input)."""
+    from vetdp.core.measurement import BitVectorDomain
+    from vetdp.engine.structure import NotStructured, discover_product_structure
 
+    universal = spec.universal
+    domain = getattr(inner, "input_domain", None)
+    if (universal.coordinate_law is None or not isinstance(domain, BitVectorDomain) or domain.length is None
+            or domain.length <= universal.enumerate_up_to or not callable(getattr(inner, "function", None))):
+        return None
+    try:
+        structure = discover_product_structure(inner.function, domain.length)
+    except NotStructured as e:
+        return _Structured(None, None, f"no product structure: {e}")
+    return _Structured(structure.coordinates, {b: universal.coordinate_law(params, b) for b in (False, True)}, "")
+
+
+# ------------------------------------------------------------------ comparing laws
 
 def _zero(q: Any) -> bool:
     return not q.terms if isinstance(q, ProbPoly) else q == 0
+
+
+def _same_law(code: Mapping, other: Mapping, renaming: Mapping[Expr, Expr] | None = None) -> bool:
+    """Whether two laws are the same polynomials output by output (so equal for every value of the region),
+    after renaming the code's atoms by ``renaming`` (atoms proved equal on the region)."""
+    code = {y: q for y, q in code.items() if not _zero(q)}
+    other = {y: q for y, q in other.items() if not _zero(q)}
+    if set(code) != set(other):
+        return False
+    return all(_same(_renamed(code[y], renaming), other[y]) for y in code)
+
+
+def _renamed(q: Any, renaming: Mapping[Expr, Expr] | None) -> Any:
+    if not renaming or not isinstance(q, ProbPoly):
+        return q
+    terms = {}
+    for m, c in q.terms.items():
+        powers: dict = {}
+        for (atom, comp), e in m:
+            f = (renaming.get(atom, atom), comp)
+            powers[f] = powers.get(f, 0) + e
+        key = tuple(sorted(powers.items(), key=lambda fe: (hash(fe[0][0]), fe[0][1])))
+        terms[key] = terms.get(key, Fraction(0)) + c
+    values = {renaming.get(a, a): v for a, v in q.values.items()}
+    return ProbPoly(terms, values)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -191,8 +281,50 @@ def _same(a: Any, b: Any) -> bool:
     return Fraction(a) == Fraction(b)
 
 
+def _atoms(law: Mapping) -> set[Expr]:
+    return {a for q in law.values() if isinstance(q, ProbPoly) for a in q.atoms()}
+
+
+def _equal_atoms(code: Mapping, other: Mapping, box: Box) -> dict[Expr, Expr] | None:
+    """A renaming of the code's atoms to the reference's, each pair proved equal on the region by z3, under
+    which the laws are the same polynomials; None when there is none."""
+    mine, theirs = sorted(_atoms(code) - _atoms(other), key=str), sorted(_atoms(other) - _atoms(code), key=str)
+    if not mine or len(mine) != len(theirs):
+        return None
+    key = (tuple(mine), tuple(theirs), box)
+    if key not in _RENAMINGS:  # the coordinates of one bit vector ask the same question again and again
+        if len(_RENAMINGS) > 4096:
+            _RENAMINGS.clear()
+        _RENAMINGS[key] = _pair_atoms(mine, theirs, box)
+    renaming = _RENAMINGS[key]
+    return renaming if renaming is not None and _same_law(code, other, renaming) else None
+
+
+_RENAMINGS: dict[tuple, dict[Expr, Expr] | None] = {}
+
+
+def _pair_atoms(mine: list[Expr], theirs: list[Expr], box: Box) -> dict[Expr, Expr] | None:
+    """Each of the code's atoms paired with the reference atom of equal value at the region's point, the pair
+    proved equal on the whole region; None when some atom has no such partner."""
+    point = box.point()
+    renaming: dict[Expr, Expr] = {}
+    for a in mine:
+        match = [b for b in theirs if _value(a, point) == _value(b, point) and b not in renaming.values()]
+        if len(match) != 1 or terms_equal(a, match[0], box) is not True:
+            return None
+        renaming[a] = match[0]
+    return renaming
+
+
+def _value(t: Expr, env: Mapping[str, float]) -> float | None:
+    try:
+        return evaluate(t, env)
+    except (ArithmeticError, ValueError):
+        return None
+
+
 def _probe_points(box: Box) -> Iterator[dict[str, float]]:
-    """Points of a leaf at which to look for a numeric difference: its corners, its point, and the floats next
+    """Points of a region at which to look for a numeric difference: its point, its corners, and the floats next
     to its ends (where rounding classes change)."""
     yield box.point()
     yield from box.corners(box.names)
@@ -204,8 +336,8 @@ def _probe_points(box: Box) -> Iterator[dict[str, float]]:
                 yield env
 
 
-def _difference(code: dict, other: Mapping, box: Box) -> tuple[dict[str, float], Any, Fraction, Fraction] | None:
-    """A point of the leaf, an output, and the two probabilities there, where the laws differ numerically."""
+def _difference(code: Mapping, other: Mapping, box: Box) -> tuple[dict[str, float], Any, Fraction, Fraction] | None:
+    """A point of the region, an output, and the two probabilities there, where the laws differ numerically."""
     for env in _probe_points(box):
         for y in set(code) | set(other):
             a, b = poly_value(code.get(y, 0), env), poly_value(other.get(y, 0), env)
@@ -214,15 +346,143 @@ def _difference(code: dict, other: Mapping, box: Box) -> tuple[dict[str, float],
     return None
 
 
+# ------------------------------------------------------------------ equal float terms, by z3
+
+_FP_OPS = {"add": "fpAdd", "sub": "fpSub", "mul": "fpMul", "div": "fpDiv"}
+
+
+def terms_equal(a: Expr, b: Expr, box: Box, rlimit: int = Z3_RLIMIT) -> bool | None:
+    """Whether two float terms are the same float for every parameter value of the region: True (z3 proves it,
+    bit-precise IEEE arithmetic), False (z3 finds parameter values where they differ), None (not decided: an
+    operation z3 cannot model outside a subterm both share, or the resource limit ``rlimit`` was spent).
+
+    The parameters, the subterms the two share and the transcendental operations inside those are abstracted as
+    one float each, ranging over the values it takes on the region (it must be monotone there); an equality
+    proved over ranges is remembered and answers every later question inside them (other bases of a spec)."""
+    import z3
+
+    if a == b:
+        return True
+    symbols: dict[Expr, tuple[float, float]] = {}
+    for t in sorted(_shared_subterms(a, b) | set(_variables_outside(a, b)), key=str):
+        span = _range_of(t, box)
+        if span is None:
+            return None
+        symbols[t] = span
+    key = (_canonical(a, symbols), _canonical(b, symbols))
+    ranges = tuple(symbols[t] for t in sorted(symbols, key=str))
+    for proved in _PROVED.get(key, ()):
+        if all(float_key(plo) <= float_key(lo) and float_key(hi) <= float_key(phi)
+               for (lo, hi), (plo, phi) in zip(ranges, proved, strict=True)):
+            return True
+    fp = z3.Float64()
+    modes = {"up": z3.RTP(), "down": z3.RTN(), "nearest": z3.RNE()}
+    consts = {t: z3.FP(f"s{i}", fp) for i, t in enumerate(sorted(symbols, key=str))}
+
+    def encode(t: Expr) -> Any:
+        if t in consts:
+            return consts[t]
+        if isinstance(t, Const):
+            return z3.FPVal(float(t.value), fp)
+        name = _FP_OPS.get(t.info.ideal) if isinstance(t, Op) else None
+        if name is None:
+            raise _NotModelled(f"{t} is not modelled outside a shared subterm")
+        x, y = (encode(arg) for arg in t.args)
+        return getattr(z3, name)(modes[t.info.direction], x, y)
+
+    try:
+        ea, eb = encode(a), encode(b)
+    except _NotModelled:
+        return None
+    solver = z3.Solver()
+    solver.set("rlimit", rlimit)
+    for t, c in consts.items():
+        lo, hi = symbols[t]
+        solver.add(z3.fpGEQ(c, z3.FPVal(lo, fp)), z3.fpLEQ(c, z3.FPVal(hi, fp)))
+    solver.add(z3.Not(z3.fpEQ(ea, eb)))
+    answer = solver.check()
+    if answer == z3.unsat:
+        _PROVED.setdefault(key, []).append(ranges)
+        return True
+    if answer == z3.sat and all(isinstance(t, Var) for t in symbols):
+        return False  # a model of the parameters themselves: a real counterexample
+    return None  # a model of abstracted subterms may not be reachable
+
+
+_PROVED: dict[tuple[str, str], list[tuple[tuple[float, float], ...]]] = {}
+
+
+def _range_of(t: Expr, box: Box) -> tuple[float, float] | None:
+    """The least and largest value of a term monotone in each parameter, over the region (from its corners)."""
+    names = tuple(t.variables())
+    if any(monotonicity(t, n, box) is None for n in names):
+        return None
+    values = [_value(t, env) for env in box.corners(names)]
+    if any(v is None for v in values):
+        return None
+    return min(values, key=float_key), max(values, key=float_key)
+
+
+def _variables_outside(a: Expr, b: Expr) -> Iterator[Var]:
+    shared = _shared_subterms(a, b)
+    for t in (a, b):
+        stack = [t]
+        while stack:
+            u = stack.pop()
+            if u in shared:
+                continue
+            if isinstance(u, Var):
+                yield u
+            stack.extend(getattr(u, "args", ()))
+
+
+def _canonical(t: Expr, symbols: Mapping[Expr, Any]) -> str:
+    """The term's text with each abstracted subterm replaced by its position (the shape of the z3 question)."""
+    order = {u: i for i, u in enumerate(sorted(symbols, key=str))}
+
+    def text(u: Expr) -> str:
+        if u in order:
+            return f"#{order[u]}"
+        if isinstance(u, Op):
+            return f"{u.name}({', '.join(text(arg) for arg in u.args)})"
+        return str(u)
+
+    return text(t)
+
+
+class _NotModelled(Exception):
+    """A term z3's float theory cannot express on its own."""
+
+
+def _shared_subterms(a: Expr, b: Expr) -> set[Expr]:
+    """The maximal non-constant subterms the two terms have in common."""
+    inside_b = set(b.walk())
+    shared: set[Expr] = set()
+
+    def visit(t: Expr) -> None:
+        if isinstance(t, Const):
+            return
+        if t in inside_b:
+            shared.add(t)
+            return
+        for arg in getattr(t, "args", ()):
+            visit(arg)
+
+    visit(a)
+    return shared
+
+
+# ------------------------------------------------------------------ judging
+
 def _inside(box: Box, valid: Mapping[str, tuple[float, float]]) -> str:
-    """"in", "out" or "both": where the leaf lies with respect to the valid ranges."""
-    inside = all(float_key(valid[n][0]) <= float_key(lo) and float_key(hi) <= float_key(valid[n][1])
-                 for n, lo, hi in box.ranges)
-    if inside:
+    """"in", "out" or "both": where the region lies with respect to the valid ranges."""
+    if all(float_key(valid[n][0]) <= float_key(lo) and float_key(hi) <= float_key(valid[n][1])
+           for n, lo, hi in box.ranges):
         return "in"
-    disjoint = any(float_key(hi) < float_key(valid[n][0]) or float_key(lo) > float_key(valid[n][1])
-                   for n, lo, hi in box.ranges)
-    return "out" if disjoint else "both"
+    if any(float_key(hi) < float_key(valid[n][0]) or float_key(lo) > float_key(valid[n][1])
+           for n, lo, hi in box.ranges):
+        return "out"
+    return "both"
 
 
 def _outside_point(box: Box, valid: Mapping[str, tuple[float, float]]) -> dict[str, float]:
@@ -243,105 +503,139 @@ def _clip(box: Box, valid: Mapping[str, tuple[float, float]]) -> Box:
                      for n, lo, hi in box.ranges))
 
 
-def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False, budget: int = 200_000,
-                 region_budget: int = 2_000) -> UniversalReport:
-    """Explore ``spec`` (whose ``universal`` field is set) with ``build(params)`` constructing the code under test;
-    ``budget`` bounds the paths of one law, ``region_budget`` the runs of one base."""
-    universal = spec.universal
-    bases = list(universal.bases(deep))
-    floats = tuple(sorted(universal.floats(bases[0]))) if bases else ()
-    report = UniversalReport(spec.name, floats)
-    for base in bases:
-        valid = dict(universal.floats(base))
-        names = tuple(sorted(valid))
-        space = {n: _WHOLE_LINE for n in names}
-        fixed = {k: v for k, v in base.items() if k not in valid}
-        try:
-            leaves, unexplored = explore_regions(_run_base(spec, build, fixed, names, budget), space,
-                                                 budget=region_budget)
-        except EnumerationBudgetExceeded as e:
-            report.reasons.append(f"at {fixed}: a law needs more than {budget} paths ({e})")
-            for c in UNIVERSAL_CLAUSES:
-                report.clauses[c].open.append((Box.of(space), f"a law needs more than {budget} paths"))
-            continue
-        report.bases += 1
-        report.leaves += len(leaves)
-        for box, why in unexplored:
-            for c in UNIVERSAL_CLAUSES:
-                report.clauses[c].open.append((box, why))
-            if _inside(box, valid) != "out":
-                report.witnesses.append({**fixed, **_clip(box, valid).point()})
-        for leaf in leaves:
-            _judge_leaf(report, leaf, valid, fixed)
-    return report
+def _show_env(env: Mapping[str, float]) -> str:
+    return ", ".join(f"{k} = {v!r}" for k, v in env.items())
 
 
-def _judge_leaf(report: UniversalReport, leaf: Leaf, valid: Mapping[str, tuple[float, float]], fixed: dict
-                ) -> None:
-    box, result = leaf.box, leaf.result
-    where = _inside(box, valid)
-    pre = report.clauses["precondition.regions"]
-    if isinstance(result, _Rejected):
-        if where == "out":
+class _Judge:
+    """Turns one base's leaves into the clauses' coverage."""
+
+    def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]]):
+        self.report, self.fixed, self.valid = report, fixed, valid
+
+    def witness(self, env: Mapping[str, float]) -> dict:
+        point = {**self.fixed, **env}
+        self.report.witnesses.append(point)
+        return point
+
+    def precondition(self, leaf: Leaf) -> Box | None:
+        """precondition.regions on a leaf; returns the part of an accepted leaf inside the valid ranges."""
+        pre = self.report.clauses["precondition.regions"]
+        box, where = leaf.box, _inside(leaf.box, self.valid)
+        if isinstance(leaf.result, _Rejected):
+            if where == "out":
+                pre.proved.append(box)
+            else:
+                inside = _clip(box, self.valid)
+                pre.failed.append((box, self.witness(inside.point()), f"rejects valid parameters: {leaf.result.error}"))
+            return None
+        if where == "in":
             pre.proved.append(box)
-        else:
-            point = {**fixed, **_clip(box, valid).point()}
-            pre.failed.append((box, point, f"rejects valid parameters: {result.error}"))
-            report.witnesses.append(point)
-        return
-    if where != "in":
-        point = {**fixed, **_outside_point(box, valid)}
-        pre.failed.append((box, point, "accepts parameters outside the spec's valid ranges"))
-        report.witnesses.append(point)
-        if where == "out":
-            return
-    else:
-        pre.proved.append(box)
-    box = _clip(box, valid)
-    law = report.clauses["function.law"]
-    same = None
-    if result.reference is not None:
-        if all(_same_law(result.laws[x], result.reference[x]) for x in result.laws):
-            same = "reference"
-        else:
-            for name, other in result.admissible:
-                if all(_same_law(result.laws[x], other[x]) for x in result.laws):
-                    same = name
-                    break
-    if same is None and result.reference is not None and box.size() == 1:
-        if all(_difference(result.laws[x], result.reference[x], box) is None for x in result.laws):
-            same = "reference"  # one parameter value: the probabilities are equal numbers there
-    if same is not None:
-        law.proved.append(box)
-    elif result.reference is None:
-        law.open.append((box, "the spec states no reference law"))
-    else:
-        for x in result.laws:
-            diff = _difference(result.laws[x], result.reference[x], box)
+            return box
+        pre.failed.append((box, self.witness(_outside_point(box, self.valid)),
+                           "accepts parameters outside the spec's valid ranges"))
+        return None if where == "out" else _clip(box, self.valid)
+
+    def law(self, box: Box, result: Any) -> bool:
+        """function.law on an accepted region; True when the law is the reference law there."""
+        cov = self.report.clauses["function.law"]
+        if isinstance(result, _Structured):
+            return self._structure(cov, box, result)
+        if result.reference is None:
+            cov.open.append((box, "the spec states no reference law"))
+            return False
+        laws, reference = result.laws, result.reference
+        if all(_same_law(laws[x], reference[x]) for x in laws):
+            cov.proved.append(box)
+            return True
+        renamings = [_equal_atoms(laws[x], reference[x], box) for x in laws]
+        if all(r is not None for r in renamings):
+            cov.proved.append(box)
+            return True
+        if any(all(_same_law(laws[x], other[x]) for x in laws) for _, other in result.admissible):
+            cov.proved.append(box)  # an admissible law: whether its map is sound is privacy.sound's question
+            return False
+        for x in laws:
+            diff = _difference(laws[x], reference[x], box)
             if diff is not None:
                 env, y, a, b = diff
-                point = {**fixed, **env}
-                law.failed.append((box, point, f"at {_show_env(env)}: P[M({x!r}) = {y!r}] is {a}, the law says {b}"))
-                report.witnesses.append(point)
-                break
+                cov.failed.append((box, self.witness(env), f"at {_show_env(env)}: P[M({x!r}) = {y!r}] is {a}, the "
+                                                          f"law says {b}"))
+                return False
+        if box.size() == 1:
+            cov.proved.append(box)  # one parameter value: the probabilities are equal numbers there
+            return True
+        cov.open.append((box, "the code's probabilities are other float terms than the reference's, equal at every "
+                              "probed value and not proved equal by z3"))
+        self.witness(box.point())
+        return False
+
+    def _structure(self, cov: ClauseCoverage, box: Box, result: _Structured) -> bool:
+        """A long bit vector: every output bit depends on its own input bit only, through the reference
+        coordinate law (then the law of every input is the reference product law)."""
+        if result.coordinates is None:
+            cov.open.append((box, result.why))
+            self.witness(box.point())
+            return False
+        undecided = None
+        for c in result.coordinates:
+            if c.inputs not in ((), (c.index,)):
+                cov.failed.append((box, self.witness(box.point()),
+                                   f"output bit {c.index} depends on input bits {list(c.inputs)}"))
+                return False
+            for b in (False, True):
+                code, reference = (c.laws[(b,)] if c.inputs else c.laws[()]), result.reference[b]
+                if _same_law(code, reference) or _equal_atoms(code, reference, box) is not None:
+                    continue
+                diff = _difference(code, reference, box)
+                if diff is not None:
+                    env, y, p, r = diff
+                    cov.failed.append((box, self.witness(env), f"at {_show_env(env)}: output bit {c.index} with "
+                                                               f"input bit {int(b)} is {y!r} with probability {p}, "
+                                                               f"the law says {r}"))
+                    return False
+                if box.size() != 1:
+                    undecided = f"output bit {c.index}'s probabilities are other float terms than the reference's"
+        if undecided is not None:
+            cov.open.append((box, undecided))
+            self.witness(box.point())
+            return False
+        cov.proved.append(box)
+        return True
+
+    def claim(self, leaf: Leaf, law_is_reference: bool) -> None:
+        """privacy.sound on a region of pass 2: proved when the law is the reference law and the map the spec's
+        constant, term for term."""
+        cov = self.report.clauses["privacy.sound"]
+        box, result = leaf.box, leaf.result
+        if isinstance(result, _Rejected):  # the constructor decided otherwise on a second run: not the same code
+            cov.failed.append((box, self.witness(box.point()), f"the constructor rejected these parameters on a "
+                                                               f"second run: {result.error}"))
+        elif not law_is_reference:
+            cov.open.append((box, "the law is not the reference law term for term"))
+        elif result.constant is None:
+            cov.open.append((box, "the spec names no privacy constant"))
+        elif _same_term(result.claim, result.constant):
+            cov.proved.append(box)
+        elif box.size() == 1:
+            if _same_value(result.claim, result.constant):
+                cov.proved.append(box)
+            else:
+                cov.open.append((box, "the map is not the spec's constant here; checked at this point"))
+                self.witness(box.point())
+        elif leaf.escapes:
+            e = leaf.escapes[0]
+            cov.open.append((box, f"the map pins its parameters to a point ({e.what} at {e.where})"))
+            self.witness(box.point())
         else:
-            law.open.append((box, "the code's probabilities are other float terms than the reference's, equal at "
-                                  "every probed value"))
-            report.witnesses.append({**fixed, **box.point()})
-    sound = report.clauses["privacy.sound"]
-    if same != "reference":
-        sound.open.append((box, "the law is not the reference law term for term"))
-    elif result.constant is None:
-        sound.open.append((box, "the spec names no privacy constant"))
-    elif leaf.escapes:
-        sound.open.append((box, f"pinned to a point ({leaf.escapes[0].what} at {leaf.escapes[0].where})"))
-    elif _same_term(result.claim, result.constant) or (box.size() == 1 and _same_value(result.claim,
-                                                                                        result.constant)):
-        sound.proved.append(box)
-    else:
-        sound.open.append((box, f"the map ({_term(result.claim)}) is not the spec's constant "
-                                f"({_term(result.constant)}) term for term"))
-        report.witnesses.append({**fixed, **box.point()})
+            cov.open.append((box, f"the map ({_term(result.claim)}) is not the spec's constant "
+                                  f"({_term(result.constant)}) term for term"))
+            self.witness(box.point())
+
+    def unexplored(self, clause: str, box: Box, why: str) -> None:
+        self.report.clauses[clause].open.append((box, why))
+        if _inside(box, self.valid) != "out":
+            self.witness(_clip(box, self.valid).point())
 
 
 def _same_term(claim: Any, constant: Any) -> bool:
@@ -363,9 +657,63 @@ def _term(x: Any) -> str:
     return str(x.term) if isinstance(x, SymFloat) else repr(x)
 
 
-def _show_env(env: Mapping[str, float]) -> str:
-    return ", ".join(f"{k} = {v!r}" for k, v in env.items())
+# ------------------------------------------------------------------ exploring a spec
+
+def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False, budget: int = 200_000,
+                 region_budget: int = 2_000, on_base: Callable[[int, int], None] | None = None) -> UniversalReport:
+    """Explore ``spec`` (whose ``universal`` field is set) with ``build(params)`` constructing the code under test.
+
+    ``budget`` bounds the paths of one law, ``region_budget`` the runs of one pass over one base; ``on_base(i, n)``
+    is told when base i of n starts (progress)."""
+    universal = spec.universal
+    bases = list(universal.bases(deep))
+    report = UniversalReport(spec.name, tuple(sorted(universal.floats(bases[0]))) if bases else ())
+    failing_bases = 0
+    for i, base in enumerate(bases):
+        if on_base is not None:
+            on_base(i, len(bases))
+        if failing_bases >= _STOP_AFTER_FAILING_BASES:
+            report.stopped = (f"{len(bases) - i} of {len(bases)} bases not explored: a clause already fails on "
+                              f"{failing_bases}")
+            break
+        before = sum(len(c.failed) for c in report.clauses.values())
+        _explore_base(report, spec, build, base, budget, region_budget)
+        failing_bases += sum(len(c.failed) for c in report.clauses.values()) > before
+    return report
+
+
+def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
+                  region_budget: int) -> None:
+    valid = dict(spec.universal.floats(base))
+    fixed = {k: v for k, v in base.items() if k not in valid}
+    judge = _Judge(report, fixed, valid)
+    space = {n: _WHOLE_LINE for n in valid}
+    try:
+        leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget), space, budget=region_budget)
+    except EnumerationBudgetExceeded as e:
+        for c in UNIVERSAL_CLAUSES:
+            judge.unexplored(c, Box.of(space), f"a law needs more than {budget} paths ({e})")
+        return
+    report.bases.append(fixed)
+    report.leaves += len(leaves)
+    report.runs += len(leaves) + len(unexplored)
+    for box, why in unexplored:
+        for c in UNIVERSAL_CLAUSES:
+            judge.unexplored(c, box, why)
+    for leaf in leaves:
+        box = judge.precondition(leaf)
+        if box is None:
+            continue
+        is_reference = judge.law(box, leaf.result)
+        claims, open_claims = explore_regions(_claim_run(spec, build, fixed), dict((n, (lo, hi))
+                                                                                  for n, lo, hi in box.ranges),
+                                              budget=region_budget)
+        for claim_leaf in claims:
+            judge.claim(claim_leaf, is_reference)
+        for part, why in open_claims:
+            judge.unexplored("privacy.sound", part, why)
 
 
 def floats_count(box: Box) -> int:
-    return math.prod(floats_between(lo, hi) for _, lo, hi in box.ranges)
+    """How many parameter points a region holds."""
+    return math.prod(1 + float_key(hi) - float_key(lo) for _, lo, hi in box.ranges)

@@ -130,6 +130,7 @@ class BranchingSource(RandomSource):
     """
 
     lazy_uniforms = True  # sample_uniform_int_below(n) for n >= 2**20 returns a LazyInt (vetdp.sampling.lazy)
+    track_probability = True  # False: a replay that needs the path's choices, not its probability
 
     def __init__(self, prefix: Sequence[int] = (), max_choices: int = 100_000, branch_bytes: bool = False,
                  explorer: Any = None):
@@ -181,7 +182,8 @@ class BranchingSource(RandomSource):
         if not live:
             raise ValueError("branch() needs at least one outcome with positive probability")
         value, p = live[self._choose(len(live), live, ("branch", live))]
-        self._probability *= p
+        if self.track_probability:
+            self._probability *= p
         return value
 
     def branch_uniform(self, n: int) -> int:
