@@ -98,17 +98,37 @@ class UniversalReport:
     runs: int = 0
     clauses: dict[str, ClauseCoverage] = dataclasses.field(
         default_factory=lambda: {c: ClauseCoverage() for c in UNIVERSAL_CLAUSES})
-    witnesses: list[dict] = dataclasses.field(default_factory=list)
+    witnesses: list[dict] = dataclasses.field(default_factory=list)  # values where a clause fails
+    samples: list[dict] = dataclasses.field(default_factory=list)  # values of regions left open, to check concretely
     stopped: str = ""
+
+    def parameter_sets(self, limit: int = 16) -> list[dict]:
+        """Parameter sets for the sampled search: every witness first, then points of open regions spread over
+        the bases, at most ``limit`` in all (distinct)."""
+        out: list[dict] = []
+        seen: set[str] = set()
+        pool = self.witnesses + self.samples[::max(1, len(self.samples) // max(1, limit))]
+        for p in pool:
+            key = repr(sorted(p.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(p)
+            if len(out) >= limit:
+                break
+        return out
 
     def describe(self, clause: str) -> str:
         """One line: where the clause was proved for every value, where it fails, where it is open and why."""
         cov = self.clauses[clause]
         names = ", ".join(self.floats)
         parts = []
-        if cov.proved:
-            parts.append(f"proved for every {names} on {len(cov.proved)} region(s) over {len(self.bases)} "
-                         f"base(s) ({_extent(cov.proved, self.floats)})")
+        wide = [b for b in cov.proved if b.size() > 1]
+        points = len(cov.proved) - len(wide)
+        if wide:
+            parts.append(f"proved for every {names} on {len(wide)} region(s) over {len(self.bases)} base(s) "
+                         f"({_extent(wide, self.floats)})")
+        if points:
+            parts.append(f"proved at {points} single value(s)")
         if cov.failed:
             box, _, why = cov.failed[0]
             parts.append(f"fails on {len(cov.failed)} region(s), first {box.describe()}: {why}")
@@ -514,9 +534,14 @@ class _Judge:
         self.report, self.fixed, self.valid = report, fixed, valid
 
     def witness(self, env: Mapping[str, float]) -> dict:
+        """A parameter set where a clause fails (checked concretely by the sampled search)."""
         point = {**self.fixed, **env}
         self.report.witnesses.append(point)
         return point
+
+    def sample(self, env: Mapping[str, float]) -> None:
+        """A parameter set of a region left open (checked concretely by the sampled search)."""
+        self.report.samples.append({**self.fixed, **env})
 
     def precondition(self, leaf: Leaf) -> Box | None:
         """precondition.regions on a leaf; returns the part of an accepted leaf inside the valid ranges."""
@@ -567,7 +592,7 @@ class _Judge:
             return True
         cov.open.append((box, "the code's probabilities are other float terms than the reference's, equal at every "
                               "probed value and not proved equal by z3"))
-        self.witness(box.point())
+        self.sample(box.point())
         return False
 
     def _structure(self, cov: ClauseCoverage, box: Box, result: _Structured) -> bool:
@@ -575,7 +600,7 @@ class _Judge:
         coordinate law (then the law of every input is the reference product law)."""
         if result.coordinates is None:
             cov.open.append((box, result.why))
-            self.witness(box.point())
+            self.sample(box.point())
             return False
         undecided = None
         for c in result.coordinates:
@@ -598,7 +623,7 @@ class _Judge:
                     undecided = f"output bit {c.index}'s probabilities are other float terms than the reference's"
         if undecided is not None:
             cov.open.append((box, undecided))
-            self.witness(box.point())
+            self.sample(box.point())
             return False
         cov.proved.append(box)
         return True
@@ -622,20 +647,20 @@ class _Judge:
                 cov.proved.append(box)
             else:
                 cov.open.append((box, "the map is not the spec's constant here; checked at this point"))
-                self.witness(box.point())
+                self.sample(box.point())
         elif leaf.escapes:
             e = leaf.escapes[0]
             cov.open.append((box, f"the map pins its parameters to a point ({e.what} at {e.where})"))
-            self.witness(box.point())
+            self.sample(box.point())
         else:
             cov.open.append((box, f"the map ({_term(result.claim)}) is not the spec's constant "
                                   f"({_term(result.constant)}) term for term"))
-            self.witness(box.point())
+            self.sample(box.point())
 
     def unexplored(self, clause: str, box: Box, why: str) -> None:
         self.report.clauses[clause].open.append((box, why))
         if _inside(box, self.valid) != "out":
-            self.witness(_clip(box, self.valid).point())
+            self.sample(_clip(box, self.valid).point())
 
 
 def _same_term(claim: Any, constant: Any) -> bool:

@@ -1,0 +1,102 @@
+"""Variants whose bug lives in a narrow band of a parameter, or at a word-size boundary (issue 23).
+
+A sampled search over parameters almost never lands in such a band; exploring the float line by regions
+(:mod:`vetdp.engine.universal`) finds it on every run. Each takes the arguments of vetdp's constructor. Docstrings
+start with "Defect:" (the clause that must fail, and where) or "Sound:" (several branches, every one correct).
+"""
+
+from __future__ import annotations
+
+from vetdp.core.measurement import (
+    AtomDomain,
+    DiscreteDistance,
+    MaxDivergence,
+    Measurement,
+    PrivacyConstant,
+)
+from vetdp.core.validation import check_float, check_interval
+from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON
+from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON, flip_probability
+from vetdp.sampling.primitives import sample_bernoulli_float
+
+__all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
+           "BAND"]
+
+BAND = (0.2515, 0.2525)  # bitvec_band's band of f, open at both ends
+
+
+def _bitvec(input_domain, input_metric, f, flip_of, covered=None):
+    f = check_float("f", f)
+    check_interval("f", f, 0, 1, lo_closed=False, hi_closed=True)
+    k, m = input_domain.length, input_domain.max_weight
+    flip = flip_of(f)
+    eps = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"q": flip_probability(f), "d": min(2 * m, k)}).value
+    last = k if covered is None else covered(k)
+
+    def function(bits):
+        return tuple(b ^ sample_bernoulli_float(flip) if i < last else b for i, b in enumerate(bits))
+
+    return Measurement(input_domain, input_metric, MaxDivergence(), function, lambda d: 0.0 if d == 0 else eps)
+
+
+def bitvec_band(input_domain, input_metric, f, constant_time=False):
+    """Defect (function.law, privacy.sound): for f in the open band BAND the bits are flipped with f/4, half the
+    noise the map accounts for."""
+    return _bitvec(input_domain, input_metric, f,
+                   lambda f: f / 4 if BAND[0] < f < BAND[1] else flip_probability(f))
+
+
+def bitvec_table(input_domain, input_metric, f, constant_time=False):
+    """Defect (function.law): the flip probability is read from a table indexed by round(20·f), a coarse
+    approximation of f/2 that is wrong almost everywhere (and less noisy below each table point)."""
+    return _bitvec(input_domain, input_metric, f, lambda f: [i / 40 for i in range(21)][round(f * 20)])
+
+
+def bitvec_words(input_domain, input_metric, f, constant_time=False):
+    """Defect (function.law at k > 64, privacy.sound): bits are flipped a 64-bit word at a time and the last,
+    partial word is forgotten when k is not a multiple of 64: those bits are released as they are."""
+    return _bitvec(input_domain, input_metric, f, flip_probability,
+                   covered=lambda k: k if k <= 64 or k % 64 == 0 else 64 * (k // 64))
+
+
+def bitvec_branches(input_domain, input_metric, f, constant_time=False):
+    """Sound: f = 1 is special-cased (pure noise, q = 1/2 exactly as flip_probability gives), f at most 2**-1022
+    takes the same rounded-up flip in a branch of its own; every branch is vetdp's law."""
+    def flip(f):
+        if f == 1.0:
+            return 0.5
+        if f <= 2.0**-1022:
+            return flip_probability(f)
+        return flip_probability(f)
+
+    return _bitvec(input_domain, input_metric, f, flip)
+
+
+def _bool(prob, keep_of):
+    p = check_float("prob", prob)
+    check_interval("prob", p, 0.5, 1, lo_closed=True, hi_closed=False)
+    eps = PrivacyConstant(RANDOMIZED_RESPONSE_EPSILON, {"prob": p, "t": 2}).value
+    keep = keep_of(p)
+
+    def function(truth):
+        return truth ^ (not sample_bernoulli_float(keep))
+
+    return Measurement(AtomDomain(bool), DiscreteDistance(), MaxDivergence(), function,
+                       lambda d: 0.0 if d == 0 else eps)
+
+
+def bool_band(prob, constant_time=False):
+    """Defect (function.law, privacy.sound): for prob in (0.9, 0.9 + 2**-20) the truth is kept a little more
+    often (prob + 2**-20) than the map accounts for."""
+    return _bool(prob, lambda p: p + 2.0**-20 if 0.9 < p < 0.9 + 2.0**-20 else p)
+
+
+def bool_branches(prob, constant_time=False):
+    """Sound: prob = 1/2 (pure noise) and prob above 0.99 take branches of their own, each keeping the truth with
+    probability prob exactly."""
+    def keep(p):
+        if p == 0.5:
+            return 0.5
+        return p if p > 0.99 else p * 1.0
+
+    return _bool(prob, keep)

@@ -1,0 +1,203 @@
+"""Universal verdicts: the float line explored by regions through the real code (vetdp.engine.symbolic,
+vetdp.engine.polynomial, vetdp.engine.universal)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import pytest
+
+from tests.mutants import universal_variants as uv
+from vetdp.arith.expr import Const, Op, var
+from vetdp.engine.polynomial import ProbPoly
+from vetdp.engine.runner import draw_params
+from vetdp.engine.spec import find_spec
+from vetdp.engine.symbolic import (
+    Box,
+    SymFloat,
+    explore_regions,
+    float_cut,
+    float_from_key,
+    float_key,
+    floats_between,
+    monotonicity,
+)
+from vetdp.engine.universal import explore_spec, terms_equal
+
+MAX = 1.7976931348623157e308
+
+
+# ------------------------------------------------------------------ the float order and cuts
+
+@pytest.mark.parametrize("x", [-MAX, -1.0, -5e-324, -0.0, 0.0, 5e-324, 2.2250738585072014e-308, 0.5, 1.0, MAX])
+def test_float_key_round_trips_and_orders_like_the_reals(x):
+    assert float_from_key(float_key(x)) == x and math.copysign(1, float_from_key(float_key(x))) == math.copysign(1, x)
+    up = math.nextafter(x, math.inf)
+    # consecutive floats have consecutive keys; -0.0 and 0.0 are two keys for one number
+    assert float_key(up) == float_key(x) + (2 if x == 0 and math.copysign(1, x) < 0 else 1) or x == MAX
+
+
+def test_floats_between_counts_zero_once():
+    assert floats_between(-5e-324, 5e-324) == 3  # -tiny, 0, tiny
+    assert floats_between(1.0, 1.0) == 1
+    assert floats_between(0.5, 1.0) == 2**52 + 1
+
+
+def test_float_cut_finds_the_first_float_of_the_other_answer():
+    assert float_cut(lambda x: x >= 0.1, 0.0, 1.0) == 0.1
+    assert float_cut(lambda x: x * 3 > 1.0, 0.0, 1.0) == math.nextafter(1 / 3, 1.0) or \
+        float_cut(lambda x: x * 3 > 1.0, 0.0, 1.0) * 3 > 1.0 >= math.nextafter(
+            float_cut(lambda x: x * 3 > 1.0, 0.0, 1.0), 0.0) * 3
+
+
+def test_monotonicity_follows_signs_through_division_and_subtraction():
+    f = var("f")
+    box = Box.of({"f": (0.25, 0.75)})
+    assert monotonicity(f.inf_div(2), "f", box) == 1
+    assert monotonicity(Const(1.0).neg_inf_sub(f), "f", box) == -1
+    ratio = f.inf_div(Const(1.0).neg_inf_sub(f))  # p/(1−p): increasing on (0, 1)
+    assert monotonicity(ratio.inf_ln(), "f", box) == 1
+    assert monotonicity(Op("near_mul", (f, Const(1.0).neg_inf_sub(f))), "f", box) is None  # p(1−p) is not
+
+
+# ------------------------------------------------------------------ exploring regions
+
+def test_a_band_is_split_off_exactly_at_its_ends():
+    def run(p):
+        f = p["f"]
+        return "band" if 0.25 < f < 0.2525 else "outside"
+
+    leaves, open_ = explore_regions(run, {"f": (0.0, 1.0)})
+    assert not open_
+    band = [leaf.box["f"] for leaf in leaves if leaf.result == "band"]
+    assert band == [(math.nextafter(0.25, 1.0), math.nextafter(0.2525, 0.0))]
+    assert sum(leaf.box.size() for leaf in leaves) == floats_between(0.0, 1.0)
+
+
+def test_a_table_index_from_a_rounded_parameter_gives_one_region_per_entry():
+    leaves, _ = explore_regions(lambda p: [10, 20, 30, 40, 50][int(p["f"] * 4)], {"f": (0.0, 1.0)})
+    assert sorted(leaf.result for leaf in leaves) == [10, 20, 30, 40, 50]
+    assert [leaf.box["f"] for leaf in leaves if leaf.result == 20] == [(0.25, math.nextafter(0.5, 0.0))]
+
+
+def test_a_float_conversion_pins_the_parameter_and_says_where():
+    leaves, open_ = explore_regions(lambda p: math.log(p["f"]), {"f": (0.5, 1.0)})
+    assert [leaf.box.size() for leaf in leaves] == [1]
+    assert leaves[0].escapes and leaves[0].escapes[0].what == "float()"
+    assert open_ and all("float()" in why for _, why in open_)
+
+
+def test_a_division_that_can_be_by_zero_splits_the_region():
+    def run(p):
+        try:
+            return 1.0 / p["x"]
+        except ZeroDivisionError:
+            return "zero"
+
+    leaves, _ = explore_regions(run, {"x": (-1.0, 1.0)})
+    assert [leaf.box["x"] for leaf in leaves if leaf.result == "zero"] == [(-0.0, 0.0)] or \
+        [leaf.box.size() for leaf in leaves if leaf.result == "zero"] == [1]
+
+
+def test_the_region_budget_counts_runs_and_leaves_the_rest_open():
+    leaves, open_ = explore_regions(lambda p: [0, 1, 2, 3, 4, 5, 6, 7][int(p["f"] * 7)], {"f": (0.0, 1.0)}, budget=3)
+    assert len(leaves) < 8 and open_ and all("budget of 3 runs" in why for _, why in open_)
+
+
+# ------------------------------------------------------------------ polynomial probabilities
+
+def test_complements_multiply_out_to_one_canonical_form():
+    leaves, _ = explore_regions(lambda p: _complement_checks(p["q"]), {"q": (0.25, 0.5)})
+    assert [leaf.result for leaf in leaves] == [(True, True, True, True)]
+
+
+def _complement_checks(q: SymFloat):
+    a = ProbPoly.atom(q)
+    b = 1 - a
+    total = a * a + 2 * a * b + b * b  # (q + (1 − q))² = 1
+    return (total.same_as(ProbPoly.constant(1)), not (b * b).same_as(b), a > 0, b >= Fraction(1, 2))
+
+
+def test_a_probability_compared_with_a_number_splits_the_region():
+    leaves, _ = explore_regions(lambda p: bool(1 - ProbPoly.atom(p["q"]) > Fraction(3, 4)), {"q": (0.0, 0.5)})
+    assert {leaf.result: leaf.box["q"] for leaf in leaves} == {True: (0.0, math.nextafter(0.25, 0.0)),
+                                                               False: (0.25, 0.5)}
+
+
+# ------------------------------------------------------------------ equal float terms by z3
+
+def test_z3_proves_doubling_then_halving_exact_and_finds_halving_a_subnormal_inexact():
+    f = var("f")
+    assert terms_equal(Op("inf_div", (Op("near_mul", (Const(2.0), f)), Const(2.0))), f,
+                       Box.of({"f": (0.0, 0.5)})) is True
+    nearest, upward = Op("near_div", (f, Const(2.0))), Op("inf_div", (f, Const(2.0)))
+    assert terms_equal(nearest, upward, Box.of({"f": (0.25, 1.0)})) is True  # exact for normal f
+    assert terms_equal(nearest, upward, Box.of({"f": (5e-324, 1.0)})) is False  # an odd subnormal rounds
+
+
+# ------------------------------------------------------------------ specs and variants
+
+def _spec(name: str, bases=None):
+    spec = find_spec(name)
+    if bases is not None:
+        spec = dataclasses.replace(spec, universal=dataclasses.replace(spec.universal, bases=lambda deep: bases))
+    return spec
+
+
+def _explore(spec, ctor=None):
+    ctor = ctor if ctor is not None else spec.load_constructor()
+    return explore_spec(spec, lambda p: spec.build(ctor, p))
+
+
+SMALL_BITVEC = [{"k": k, "m": m, "constant_time": False} for k, m in [(1, 1), (2, 1), (3, 2), (4, 1)]]
+
+
+@pytest.mark.parametrize("name,bases", [("randomized_response_bool", None), ("randomized_response", None),
+                                        ("randomized_response_bitvec", SMALL_BITVEC)])
+def test_bundled_specs_are_proved_for_every_float(name, bases):
+    report = _explore(_spec(name, bases))
+    for clause in ("precondition.regions", "function.law", "privacy.sound"):
+        cov = report.clauses[clause]
+        assert cov.proved and not cov.failed and not cov.open, (clause, report.describe(clause))
+    assert not report.witnesses
+
+
+def test_the_band_is_caught_with_a_witness_inside_it_where_a_seeded_search_misses_it():
+    spec = _spec("randomized_response_bitvec", SMALL_BITVEC)
+    report = _explore(spec, uv.bitvec_band)
+    failed = report.clauses["function.law"].failed
+    assert failed and all(uv.BAND[0] < witness["f"] < uv.BAND[1] for _, witness, _ in failed)
+    assert report.clauses["privacy.sound"].proved  # outside the band the law and the map are vetdp's
+    drawn = [p["f"] for seed in range(5) for p in draw_params(spec.params(False), 25, seed)]
+    assert not any(uv.BAND[0] < f < uv.BAND[1] for f in drawn)
+
+
+def test_a_table_of_flip_probabilities_fails_the_law():
+    report = _explore(_spec("randomized_response_bitvec", SMALL_BITVEC[:2]), uv.bitvec_table)
+    assert report.clauses["function.law"].failed and not report.clauses["privacy.sound"].proved
+
+
+def test_the_word_size_bug_is_caught_at_65_bits_and_not_at_64():
+    spec = _spec("randomized_response_bitvec", [{"k": 64, "m": 1, "constant_time": False},
+                                                {"k": 65, "m": 1, "constant_time": False}])
+    report = _explore(spec, uv.bitvec_words)
+    failed = report.clauses["function.law"].failed
+    assert [w["k"] for _, w, _ in failed] == [65]
+    assert "output bit 64" in failed[0][2]
+
+
+def test_sound_variants_with_several_branches_are_proved():
+    bitvec = _explore(_spec("randomized_response_bitvec", SMALL_BITVEC), uv.bitvec_branches)
+    boolean = _explore(_spec("randomized_response_bool"), uv.bool_branches)
+    for report in (bitvec, boolean):
+        for clause in ("function.law", "privacy.sound"):
+            assert not report.clauses[clause].failed and not report.clauses[clause].open, report.describe(clause)
+        assert len(report.clauses["function.law"].proved) > len(report.bases)  # several regions per base
+
+
+def test_a_bool_band_two_to_the_minus_twenty_wide_is_caught():
+    report = _explore(_spec("randomized_response_bool"), uv.bool_band)
+    failed = report.clauses["function.law"].failed
+    assert failed and all(0.9 < w["prob"] < 0.9 + 2.0**-20 for _, w, _ in failed)
