@@ -289,9 +289,11 @@ def _bad(id_, error, names=("f",), **kw):
 
 def universal_bases(deep: bool) -> list[dict]:
     """Every (k, m) with k up to 6 and m up to k + 1 (m > k: every vector is in the domain), enumerated; then every
-    k up to 128 with m = 1 and m = k + 1 (every Hamming bound 2 and k), from the product structure."""
+    k up to 128 (the word size 64 inside) with m = k + 1 (Hamming distance k), from the product structure, and with
+    ``deep`` also m = 1 (distance 2)."""
     small = [{"k": k, "m": m, "constant_time": False} for k in range(1, 7) for m in range(1, k + 2)]
-    return small + [{"k": k, "m": m, "constant_time": False} for k in range(7, 129) for m in (1, k + 1)]
+    return small + [{"k": k, "m": m, "constant_time": False} for k in range(7, 129)
+                    for m in ((1, k + 1) if deep else (k + 1,))]
 
 
 def coordinate_law(p, bit: bool) -> dict:

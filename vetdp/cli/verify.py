@@ -147,7 +147,8 @@ def _estimator_params(spec, params) -> dict:
 @report_options
 def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, variance_ref: str | None,
            params_text: str | None, deep: bool, max_examples: int | None, seed: int, samples: int | None,
-           strict: bool, max_paths: int, max_choices: int, max_steps: int, time_limit: float, workers: int | None,
+           strict: bool, max_paths: int, max_choices: int, max_steps: int, max_regions: int, time_limit: float,
+           workers: int | None,
            scheduler: str | None, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Vet another implementation of a mechanism against our SPEC.
 
@@ -207,7 +208,7 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
     cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=target.strip(), strict_messages=False,
                     fallback_opaque=not extra.get("opaque", False), reference_law=True,
                     loose_map=Status.FAIL if strict else Status.WARNING, budget=max_paths, max_depth=max_choices,
-                    max_steps=max_steps, time_limit=time_limit, **extra)
+                    max_steps=max_steps, max_regions=max_regions, time_limit=time_limit, **extra)
     if (workers is not None or scheduler is not None) and isinstance(spec, EstimatorSpec):
         raise click.UsageError("--workers/--scheduler apply to mechanism specs")
     if workers is not None and scheduler is not None:

@@ -35,6 +35,7 @@ class CheckOptions:
     max_paths: int | None = None
     max_choices: int | None = None
     max_steps: int | None = None
+    max_regions: int | None = None  # --max-regions: the universal exploration's runs per base (0: off)
     time_limit: float | None = None
 
     def selected(self, name: str) -> bool:

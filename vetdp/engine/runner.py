@@ -52,7 +52,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -60,7 +60,13 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from vetdp import progress
 from vetdp.core.measurement import AtomDomain, BitVectorDomain, DiscreteDistance
-from vetdp.engine.budgets import BEST_FIRST_MAX_CHOICES, DEFAULT_BUDGET, DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT
+from vetdp.engine.budgets import (
+    BEST_FIRST_MAX_CHOICES,
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_REGIONS,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIME_LIMIT,
+)
 from vetdp.engine.clauses import (
     STATE_KEPT,
     TIGHTNESS,
@@ -113,6 +119,9 @@ from vetdp.engine.structure import (
 from vetdp.engine.symmetry import NotSymmetric, class_law, coverage, worst_over
 from vetdp.engine.timeout import DeadlineExceeded, deadline
 
+if TYPE_CHECKING:
+    from vetdp.engine.universal import UniversalReport
+
 __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evaluate_params", "params_json",
            "MEASUREMENT_CLAUSES", "not_a_measurement", "draw_params", "DEFAULT_TIME_LIMIT", "time_stop"]
 
@@ -122,7 +131,7 @@ MEASUREMENT_CLAUSES = (
     "construct", "engine", "function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
     "privacy.rdp", "privacy.pld", "privacy.dominated",
     "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives", "timing.constant_bytes",
-    "audit.distribution", "search.coverage",
+    "audit.distribution", "search.universal", "search.coverage",
 )
 # Reported only when the code under test accepts what the spec rejects: privacy.sound[<bad id>] (the map against
 # the exact loss at accepted bad parameters) and privacy.outside[<kind>] (at accepted out-of-domain inputs).
@@ -135,6 +144,8 @@ class RunConfig:
     budget: int = DEFAULT_BUDGET  # enumeration paths per input and pass (--max-paths)
     max_depth: int = BEST_FIRST_MAX_CHOICES  # random choices one run may make (--max-choices); deeper: residual
     max_steps: int = DEFAULT_MAX_STEPS  # random choices per input over all runs, replays included (--max-steps)
+    # a spec's universal exploration (spec.universal): symbolic runs per pass over one base (--max-regions); 0: off
+    max_regions: int = DEFAULT_MAX_REGIONS
     seed: int = 0  # seeds the parameter search too: another seed explores other parameter sets
     impl_ref: str | None = None  # how reproductions name the code: "MODULE:ATTR" or verify's "--adapter REF"
     strict_messages: bool = True  # bad parameters must name themselves in the message
@@ -164,6 +175,9 @@ class RunConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}={value!r} must be an int in [1, inf)")
+        if isinstance(self.max_regions, bool) or not isinstance(self.max_regions, int) or self.max_regions < 0:
+            raise ValueError(f"max_regions={self.max_regions!r} must be an int in [0, inf) (0: no universal "
+                             "exploration)")
         if self.time_limit is not None and not (isinstance(self.time_limit, (int, float))
                                                 and 0 < self.time_limit < math.inf):
             raise ValueError(f"time_limit={self.time_limit!r} must be a number of seconds in (0, inf) or None")
@@ -890,7 +904,7 @@ def draw_params(strategy, n: int, seed: int) -> list[dict]:
 
 
 def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: RunConfig, stopped: str,
-              timed_out: bool = False) -> CheckResult:
+              timed_out: bool = False, chosen: int = 0) -> CheckResult:
     """``search.coverage``: how many parameter sets were checked and which edges they hit (FAIL when none; STOPPED
     when the time limit ended the search, so that the run exits 2)."""
     edges: dict[str, int] = {}
@@ -898,13 +912,55 @@ def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: Ru
         for label in (spec.edges(p) if spec.edges is not None else []):
             edges[label] = edges.get(label, 0) + 1
     n = len(evaluated)
-    text = (f"{n} parameter sets ({min(pinned, n)} pinned, {max(0, n - pinned)} drawn with seed {cfg.seed})"
+    fixed = pinned + chosen
+    text = (f"{n} parameter sets ({min(pinned, n)} pinned, "
+            + (f"{max(0, min(fixed, n) - pinned)} chosen by the universal exploration, " if chosen else "")
+            + f"{max(0, n - fixed)} drawn with seed {cfg.seed})"
             + (f"; edges covered: {', '.join(f'{k} ×{v}' for k, v in sorted(edges.items()))}" if edges else "")
             + (f"; {stopped}" if stopped else ""))
     status = Status.STOPPED if timed_out else Status.PASS if n else Status.FAIL
     return CheckResult(spec.name, "search.coverage", status, subject=f"{n} parameter sets",
                        message=text if n else "no parameter set was checked: the search covered nothing",
                        witness={"parameter_sets": n, "edges": edges} if n else None)
+
+
+def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig
+                         ) -> tuple[UniversalReport | None, CheckResult]:
+    """The spec's universal exploration (:mod:`vetdp.engine.universal`) and its ``search.universal`` row.
+
+    The row fails where a clause fails on a region (its witness, a concrete parameter set, is also checked by the
+    sampled search); it passes when every explored region was decided; it is a warning, naming where and why, when
+    regions are left open (those are sampled concretely instead). The exploration counts its work in runs per base
+    (``cfg.max_regions``) and paths per law (``cfg.budget``); the time limit only stops it."""
+    from vetdp.engine.universal import UNIVERSAL_CLAUSES, explore_spec
+
+    t0 = time.perf_counter()
+    progress.step("universal exploration", 1, 1, spec.name)
+
+    def row(status: Status, message: str, witness: dict | None = None) -> CheckResult:
+        return CheckResult(spec.name, "search.universal", status, subject="every parameter value",
+                           witness=witness, message=message, seconds=time.perf_counter() - t0,
+                           repro=_repro(spec, cfg, witness) if witness is not None else None)
+
+    try:
+        with deadline(cfg.time_limit):
+            report = explore_spec(spec, lambda p: _build(spec, ctor, p, cfg), deep=cfg.deep, budget=cfg.budget,
+                                  region_budget=cfg.max_regions,
+                                  on_base=lambda i, n: progress.note(f"universal base {i + 1}/{n}"))
+    except DeadlineExceeded:
+        return None, row(Status.STOPPED, time_stop(cfg, "the universal exploration", "--max-regions").message)
+    if not report.bases:
+        return report, row(Status.WARNING, "nothing explored symbolically: " + "; ".join(
+            f"{c}: {report.describe(c)}" for c in UNIVERSAL_CLAUSES) + " (the sampled search decides)")
+    lines = [f"{c}: {report.describe(c)}" for c in UNIVERSAL_CLAUSES]
+    scope = f"{len(report.bases)} base(s), {report.runs} symbolic run(s)"
+    if any(not report.clauses[c].ok for c in UNIVERSAL_CLAUSES):
+        failing = [f"{c}: {report.describe(c)}" for c in UNIVERSAL_CLAUSES if not report.clauses[c].ok]
+        return report, row(Status.FAIL, f"{'; '.join(failing)} ({scope})", witness=report.witnesses[0])
+    if any(report.clauses[c].open for c in UNIVERSAL_CLAUSES) or report.stopped:
+        return report, row(Status.WARNING, f"{'; '.join(lines)} ({scope}; open regions are checked at sampled "
+                                            "points)")
+    return report, row(Status.PASS, f"{'; '.join(lines)} ({scope})")
 
 
 def _evaluate_task(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig, beta: float,
@@ -938,6 +994,11 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     if only_params is None:
         candidates += list(spec.scale_examples)
     pinned = len(candidates)
+    universal, universal_row = None, None
+    if only_params is None and spec.universal is not None and cfg.max_regions and not cfg.opaque:
+        universal, universal_row = _explore_universally(spec, ctor, cfg)
+    chosen = [] if universal is None else universal.parameter_sets()
+    candidates += chosen
     if only_params is None:
         candidates += draw_params(spec.params(cfg.deep), cfg.examples, cfg.seed)
     beta = cfg.audit_beta / max(1, len(candidates))  # the run's audits share one false-alarm budget
@@ -1037,8 +1098,12 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                                        if "not observable" in part})
                 if unobservable:
                     msg += f"; {unobservable[0]}"
+            if universal is not None and status is Status.PASS and clause in universal.clauses:
+                msg += f"; universally: {universal.describe(clause)}"
             yield CheckResult(spec.name, clause, status, subject=f"{n} parameter sets",
                               claimed=worst.claimed if worst else None, true=worst.true if worst else None,
                               slack=worst.slack if worst else None, message=msg,
                               seconds=elapsed / max(1, len(clauses)))
-    yield _coverage(spec, list(originals.values()), pinned, cfg, stopped, timed_out)
+    if universal_row is not None:
+        yield universal_row
+    yield _coverage(spec, list(originals.values()), pinned, cfg, stopped, timed_out, chosen=len(chosen))

@@ -34,6 +34,7 @@ that rational, compared with a claim by interval arithmetic
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import itertools
 import math
@@ -259,11 +260,11 @@ def _coordinate_law(index: int, value: Any, registry: _Registry) -> CoordinateLa
         law: dict[Any, Fraction] = {}
         for draw_assignment in itertools.product(*(range(len(registry.vars[d].values)) for d in draws)):
             env = dict(zip(inputs, input_assignment, strict=True)) | dict(zip(draws, draw_assignment, strict=True))
-            p = Fraction(1)
-            for d, k in zip(draws, draw_assignment, strict=True):
-                p *= registry.vars[d].probs[k]
+            factors = [registry.vars[d].probs[k] for d, k in zip(draws, draw_assignment, strict=True)]
+            # a product without the leading 1, a sum without the leading 0: symbolic probabilities stay small
+            p = functools.reduce(operator.mul, factors) if factors else Fraction(1)
             y = value.at(env)
-            law[y] = law.get(y, Fraction(0)) + p
+            law[y] = law[y] + p if y in law else p
         laws[tuple(bool(a) for a in input_assignment)] = law
     return CoordinateLaw(index, tuple(inputs), tuple(draws), laws)
 

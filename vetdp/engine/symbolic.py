@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import itertools
 import dataclasses
+import itertools
 import math
 import numbers
 import operator
@@ -208,19 +208,41 @@ def monotonicity(term: Expr, name: str, box: Box) -> int | None:
     """+1 if the term never decreases as parameter ``name`` grows over the box (the others held anywhere in
     theirs, when the term is monotone in them too), -1 if it never increases, 0 if it does not depend on it, None
     if that is not established. Rounding in any direction keeps a monotone operation monotone."""
-    return _Monotone(name, box).of(term)
+    return _analysis(name, box).of(term)
+
+
+_ANALYSES: dict[tuple, _Monotone] = {}
+_ANALYSES_KEPT = 4096
+
+
+def _analysis(name: str, box: Box) -> _Monotone:
+    """The monotonicity analysis in ``name`` over ``box``, shared by every run on that box (terms recur across runs
+    and bases); keyed by the floats' bit patterns, so that -0.0 and 0.0 stay apart."""
+    key = (name, tuple((n, float_key(lo), float_key(hi)) for n, lo, hi in box.ranges))
+    found = _ANALYSES.get(key)
+    if found is None:
+        if len(_ANALYSES) >= _ANALYSES_KEPT:
+            _ANALYSES.clear()
+        found = _ANALYSES[key] = _Monotone(name, box)
+    return found
 
 
 class _Monotone:
     def __init__(self, name: str, box: Box):
         self.name, self.box = name, box
         self.cache: dict[Expr, int | None] = {}
+        self.signs: dict[Expr, int | None] = {}
 
     def sign(self, term: Expr) -> int | None:
         """The sign of the term over the whole box (+1 >= 0, -1 <= 0), from its values at the corners when it is
         monotone in every parameter; None if not established or it changes sign."""
+        if term not in self.signs:
+            self.signs[term] = self._sign(term)
+        return self.signs[term]
+
+    def _sign(self, term: Expr) -> int | None:
         names = tuple(term.variables())
-        if any(_Monotone(n, self.box).of(term) is None for n in names):
+        if any(_analysis(n, self.box).of(term) is None for n in names):
             return None
         values = [_try(term, env) for env in self.box.corners(names)]
         if any(v is None for v in values):
@@ -295,17 +317,14 @@ class Exploration:
         self.max_corner_halvings = max_corner_halvings
         self.answers: dict[Any, bool] = {}  # a predicate decided on this region, by its key
         self.strict = 0  # > 0: escapes refused (see without_escapes)
-        self._monotone: dict[str, _Monotone] = {}
 
     def monotonicity(self, term: Expr, name: str) -> int | None:
         """:func:`monotonicity` on this region, cached."""
-        if name not in self._monotone:
-            self._monotone[name] = _Monotone(name, self.box)
-        return self._monotone[name].of(term)
+        return _analysis(name, self.box).of(term)
 
     # -- deciding a predicate on the region
     def decide(self, pred: Callable[[Mapping[str, float]], bool], terms: tuple[tuple[Expr, int], ...],
-               concrete: bool, what: str, key: Any = None) -> bool:
+               concrete: bool, what: str | Callable[[], str], key: Any = None) -> bool:
         """The answer of ``pred`` for every point of the region, or a :class:`Split` where it changes.
 
         ``pred`` is a function of the parameters through ``terms``, each with the direction (+1/-1) in which the
@@ -321,7 +340,9 @@ class Exploration:
         return answer
 
     def _decide(self, pred: Callable[[Mapping[str, float]], bool], terms: tuple[tuple[Expr, int], ...],
-                concrete: bool, what: str) -> bool:
+                concrete: bool, what: str | Callable[[], str]) -> bool:
+        if callable(what):  # described lazily: most predicates are decided without a word
+            return self._decide(pred, terms, concrete, _Lazy(what))
         names = sorted({n for t, _ in terms for n in t.variables()} - self.pinned)
         names = [n for n in names if floats_between(*self.box[n]) > 1]
         if not names:
@@ -391,6 +412,16 @@ class Exploration:
         return concrete
 
 
+class _Lazy:
+    """A description built when first shown."""
+
+    def __init__(self, make: Callable[[], str]):
+        self.make = make
+
+    def __str__(self) -> str:
+        return self.make()
+
+
 def current_exploration() -> Exploration:
     """The exploration of the running region (raises outside :func:`explore_regions`)."""
     return _context()
@@ -456,7 +487,8 @@ def compare(term: Expr, value: float, name: str, other: Any) -> bool:
         if lifted is None:
             raise TypeError(f"cannot compare a symbolic float with {type(other).__name__}")
         (o_term, o_value), exact = lifted, False
-    what = f"{term} {_SYMBOL[name]} {other if exact else o_term}"
+    def what() -> str:
+        return f"{term} {_SYMBOL[name]} {other if exact else o_term}"
 
     def side(op: Callable, direction: int) -> bool:
         if exact:

@@ -52,6 +52,7 @@ from vetdp.engine.symbolic import (
     float_key,
     monotonicity,
 )
+from vetdp.engine.timeout import DeadlineExceeded
 
 __all__ = ["UniversalReport", "ClauseCoverage", "explore_spec", "symbolic_law", "terms_equal", "UNIVERSAL_CLAUSES",
            "Z3_RLIMIT"]
@@ -59,6 +60,9 @@ __all__ = ["UniversalReport", "ClauseCoverage", "explore_spec", "symbolic_law", 
 UNIVERSAL_CLAUSES = ("precondition.regions", "function.law", "privacy.sound")
 Z3_RLIMIT = 20_000_000  # z3 resource units for one equality of two float terms on a region
 _WHOLE_LINE = (-MAX_FLOAT, MAX_FLOAT)
+# concrete replays confirming a long vector's product structure on each base (all-0, all-1 and 6 seeded plans; the
+# concrete search checks the structure again, with 32, at the parameter sets it draws)
+STRUCTURE_REPLAYS = 8
 _STOP_AFTER_FAILING_BASES = 3  # a clause failing on this many bases: the rest are not explored (the witness is found)
 
 
@@ -256,7 +260,7 @@ def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
             or domain.length <= universal.enumerate_up_to or not callable(getattr(inner, "function", None))):
         return None
     try:
-        structure = discover_product_structure(inner.function, domain.length)
+        structure = discover_product_structure(inner.function, domain.length, replays=STRUCTURE_REPLAYS)
     except NotStructured as e:
         return _Structured(None, None, f"no product structure: {e}")
     return _Structured(structure.coordinates, {b: universal.coordinate_law(params, b) for b in (False, True)}, "")
@@ -276,6 +280,12 @@ def _same_law(code: Mapping, other: Mapping, renaming: Mapping[Expr, Expr] | Non
     if set(code) != set(other):
         return False
     return all(_same(_renamed(code[y], renaming), other[y]) for y in code)
+
+
+def _law_key(law: Mapping) -> tuple:
+    """A hashable form of a law whose probabilities are numbers or polynomials (equal keys: equal laws)."""
+    return tuple(sorted(((repr(y), frozenset(q.terms.items()) if isinstance(q, ProbPoly) else q)
+                         for y, q in law.items()), key=lambda item: item[0]))
 
 
 def _renamed(q: Any, renaming: Mapping[Expr, Expr] | None) -> Any:
@@ -603,6 +613,7 @@ class _Judge:
             self.sample(box.point())
             return False
         undecided = None
+        equal: set[tuple] = set()  # coordinate laws already shown equal to the reference (most bits share one)
         for c in result.coordinates:
             if c.inputs not in ((), (c.index,)):
                 cov.failed.append((box, self.witness(box.point()),
@@ -610,7 +621,11 @@ class _Judge:
                 return False
             for b in (False, True):
                 code, reference = (c.laws[(b,)] if c.inputs else c.laws[()]), result.reference[b]
+                key = (b, _law_key(code))
+                if key in equal:
+                    continue
                 if _same_law(code, reference) or _equal_atoms(code, reference, box) is not None:
+                    equal.add(key)
                     continue
                 diff = _difference(code, reference, box)
                 if diff is not None:
@@ -702,7 +717,16 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
                               f"{failing_bases}")
             break
         before = sum(len(c.failed) for c in report.clauses.values())
-        _explore_base(report, spec, build, base, budget, region_budget)
+        try:
+            _explore_base(report, spec, build, base, budget, region_budget)
+        except (KeyboardInterrupt, DeadlineExceeded):
+            raise
+        except BaseException as e:  # noqa: BLE001 - code that cannot run on symbolic values: the base stays open
+            why = f"the code raised {type(e).__name__} on symbolic parameters: {e}"[:300]
+            valid = dict(spec.universal.floats(base))
+            judge = _Judge(report, {k: v for k, v in base.items() if k not in valid}, valid)
+            for c in UNIVERSAL_CLAUSES:
+                judge.unexplored(c, Box.of({n: _WHOLE_LINE for n in valid}), why)
         failing_bases += sum(len(c.failed) for c in report.clauses.values()) > before
     return report
 
