@@ -232,6 +232,41 @@ def _log_factorial(iv: Any, n: int) -> Any:
     return (n + iv.mpf(0.5)) * iv.log(n) - n + iv.log(2 * iv.pi) / 2 + r
 
 
+_HUGE_A = 1024  # from here on e^{−a} <= 2^−1477 (a >= 1024 > 1477·ln 2)
+_TINY_EXP_BITS = 1400  # e^{−a} and e^y for y <= −1024 are bounded by 2^−1400
+
+
+def _one_minus_exp_down(y: Fraction) -> Fraction:
+    """A lower bound of (1 − e^y)₊ (0 for y >= 0)."""
+    if y >= 0:
+        return Fraction(0)
+    if y <= -_HUGE_A:
+        return 1 - Fraction(1, 1 << _TINY_EXP_BITS)
+    with iv_precision(_IV_PREC) as iv:
+        return max(Fraction(0), 1 - iv_endpoints(iv.exp(iv.mpf(y.numerator) / y.denominator))[1])
+
+
+def _one_minus_exp_up(y: Fraction) -> Fraction:
+    """An upper bound of (1 − e^y)₊ (0 for y >= 0)."""
+    if y >= 0:
+        return Fraction(0)
+    if y <= -_HUGE_A:
+        return Fraction(1)
+    with iv_precision(_IV_PREC) as iv:
+        return min(Fraction(1), 1 - iv_endpoints(iv.exp(iv.mpf(y.numerator) / y.denominator))[0])
+
+
+def _binary_delta_huge(a_lo: Fraction, a_hi: Fraction, m: int, e_lo: Fraction, e_hi: Fraction
+                       ) -> tuple[Fraction, Fraction]:
+    """Enclosure of δ(ε) for a per-step loss a >= 1024 (where e^a has thousands of digits or more): P(j = m) =
+    p^m >= 1 − m·e^{−a} >= 1 − m·2^−1400, every factor is in [0, 1], and the factor of j = m is (1 − e^{ε−m·a})₊,
+    decreasing in ε and increasing in a."""
+    rest = min(Fraction(1), m * Fraction(1, 1 << _TINY_EXP_BITS))  # the mass of j < m, at most
+    top_lo = _one_minus_exp_down(e_hi - m * a_lo)
+    top_hi = _one_minus_exp_up(e_lo - m * a_hi)
+    return (1 - rest) * top_lo, min(Fraction(1), top_hi + rest)
+
+
 def _binary_delta(iv: Any, A: Any, m: int, e: Any) -> tuple[Fraction, Fraction]:
     """Enclosure of δ(ε) = Σ_j P(j)(1 − e^{ε−(2j−m)a})₊, j ~ Bin(m, p), p = 1/(1+e^{−a}), a ∈ A.
 
@@ -250,6 +285,8 @@ def _binary_delta(iv: Any, A: Any, m: int, e: Any) -> tuple[Fraction, Fraction]:
     j0 = max(-1, min(m, math.floor((e_lo / a_hi + m) / 2)))
     if j0 >= m:
         return Fraction(0), Fraction(0)
+    if a_lo >= _HUGE_A:  # e^a has no fixed-point form: j = m carries all but m·e^{−a} of the mass
+        return _binary_delta_huge(a_lo, a_hi, m, e_lo, iv_endpoints(e)[1])
     a_float = float(a_lo)
     mode = min(m, math.floor((m + 1) / (1 + math.exp(-a_float)))) if a_float < 700 else m
     js = max(j0 + 1, mode)
