@@ -107,7 +107,8 @@ UNIVERSAL = Universal(
     floats=lambda p: {"epsilon": (5e-324, float(MAX_FLOAT))},
     # the bit-vector bound at the reference flip probability: min(2m, k)·ln((1−q)/q) rounded up (obligation
     # randomized_response_bitvec.epsilon.sound); the map is the smaller of it and ε
-    constant=lambda p: PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"q": flip(p), "d": min(2 * p["m"], p["k"])}),
+    constant=lambda p: PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON,
+                                       {"q": flip(p), "d": min(2 * p["m"], p["k"])}),
     coordinate_law=coordinate_law,
 )
 MAX_FLOAT = 1.7976931348623157e308

@@ -403,8 +403,8 @@ def test_categorical_far_below_the_mean_stops_on_the_chernoff_bound_and_stays_ti
     assert abs(pld.delta(10.0) - hi) <= 1e-12
 
 
-@pytest.mark.parametrize("epsilon,n,eps", [(3000.0, 3, 5000.0), (3000.0, 2, 8000.0), (1.6759759912428246e154, 6, 4258.7),
-                                           (2048.0, 1, 2048.0 - 1e-9)])
+@pytest.mark.parametrize("epsilon,n,eps", [(3000.0, 3, 5000.0), (3000.0, 2, 8000.0),
+                                           (1.6759759912428246e154, 6, 4258.7), (2048.0, 1, 2048.0 - 1e-9)])
 def test_binary_delta_bounds_at_a_huge_loss_per_step(epsilon, n, eps):
     """a = ε >= 1024: e^a has no fixed-point form (k-RAPPOR at ε = 1.68e154 raised OverflowError inside
     privacy.pld); the enclosure is j = m's factor (1 − e^{ε−m·a})₊ with the rest of the mass below m·2^-1400."""
