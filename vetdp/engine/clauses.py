@@ -25,6 +25,7 @@ from vetdp.engine.divergence import (
 )
 from vetdp.engine.enumerate import Raised, ReplayMismatch, enumerate_law, freeze, output_distribution
 from vetdp.engine.foreign import watch_foreign_randomness
+from vetdp.engine.results import exact_text
 from vetdp.engine.spec import MeasurementSpec
 from vetdp.sampling.sources import BranchingSource, RandomSource, RecordingSource, SeededSource, use_source
 
@@ -152,7 +153,7 @@ def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | Non
     md = worst if worst is not None else _worst(dists, pairs, cache)
     cmp = compare_claim(claim, None if md.ratio is None else ln_ratio_bracket(md.ratio))
     witness = {"d_in": d_in, "x": show(md.x), "x_prime": show(md.x_prime), "y": show(md.y),
-               "P[M(x)=y]": str(md.p), "P[M(x')=y]": str(md.q)}
+               "P[M(x)=y]": exact_text(md.p), "P[M(x')=y]": exact_text(md.q)}
     truth, slack = _rounded_loss(md.ratio, cmp)
     common = dict(claimed=claim, true=truth, slack=slack, witness=witness)
     if cmp.verdict is Verdict.SOUND:
@@ -408,8 +409,8 @@ def law_finding(dists: dict[Any, dict], law: Callable[[Any], dict], source: str)
         return Finding(True, f"the exact output distribution equals {source} on all {len(dists)} inputs")
     _, x, y, got, want = worst
     return Finding(False, f"the output distribution differs from {source}: P[M({show(x)!r}) = {show(y)!r}] is "
-                   f"{got} ({float(got):.6g}), the law says {want} ({float(want):.6g})",
-                   witness={"x": show(x), "y": show(y), "P[M(x)=y]": str(got), "law P[y|x]": str(want)})
+                   f"{exact_text(got)} ({float(got):.6g}), the law says {exact_text(want)} ({float(want):.6g})",
+                   witness={"x": show(x), "y": show(y), "P[M(x)=y]": exact_text(got), "law P[y|x]": exact_text(want)})
 
 
 def data_independent_errors(dists: dict) -> Finding:
@@ -497,9 +498,9 @@ def law_with_residual(laws: dict, law: Callable[[Any], dict], source: str) -> Fi
             if not lo <= want <= hi:
                 return Finding(False, f"the output distribution differs from {source}: P[M({show(x)!r}) = "
                                f"{show(y)!r}] lies in [{float(lo):.6g}, {float(hi):.6g}] (unexplored mass "
-                               f"{float(known.residual):.3g}), the law says {want}",
-                               witness={"x": show(x), "y": show(y), "P[M(x)=y] >=": str(lo), "P[M(x)=y] <=": str(hi),
-                                        "law P[y|x]": str(want)})
+                               f"{float(known.residual):.3g}), the law says {exact_text(want)}",
+                               witness={"x": show(x), "y": show(y), "P[M(x)=y] >=": exact_text(lo),
+                                        "P[M(x)=y] <=": exact_text(hi), "law P[y|x]": exact_text(want)})
         worst_residual = max(worst_residual, known.residual)
     if worst_residual == 0:
         return law_finding({x: k.dist for x, k in laws.items()}, law, source)

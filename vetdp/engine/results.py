@@ -12,7 +12,18 @@ import math
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["Status", "CheckResult"]
+__all__ = ["Status", "CheckResult", "exact_text"]
+
+_DECIMAL_BITS = 13_000  # about 3900 decimal digits: below Python's 4300-digit limit on int-to-str conversion
+
+
+def exact_text(q: Fraction) -> str:
+    """``q`` exactly as ``n/d``: in decimal, or in hexadecimal (``0x…/0x…``) when a part is longer than about
+    3900 digits (a product of many subnormal probabilities), which Python refuses to print in decimal."""
+    n, d = q.numerator, q.denominator
+    if max(abs(n).bit_length(), d.bit_length()) <= _DECIMAL_BITS:
+        return f"{n}/{d}"
+    return f"{hex(n)}/{hex(d)}"
 
 
 class Status(enum.StrEnum):
@@ -35,7 +46,7 @@ class Status(enum.StrEnum):
 
 def _jsonable(x: Any) -> Any:
     if isinstance(x, Fraction):
-        return {"fraction": f"{x.numerator}/{x.denominator}", "approx": float(x)}
+        return {"fraction": exact_text(x), "approx": float(x)}
     if isinstance(x, float) and not math.isfinite(x):
         return repr(x)
     if isinstance(x, dict):

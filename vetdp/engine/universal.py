@@ -106,12 +106,13 @@ class UniversalReport:
     samples: list[dict] = dataclasses.field(default_factory=list)  # values of regions left open, to check concretely
     stopped: str = ""
 
-    def parameter_sets(self, limit: int = 16) -> list[dict]:
-        """Parameter sets for the sampled search: every witness first, then points of open regions spread over
-        the bases, at most ``limit`` in all (distinct)."""
+    def parameter_sets(self, limit: int = 8, open_points: int = 4) -> list[dict]:
+        """Parameter sets for the sampled search: the witnesses first, then points of open regions of the first
+        (smallest) bases, at most ``open_points`` of those and ``limit`` in all (distinct). The spec's own search
+        draws further points of every region."""
         out: list[dict] = []
         seen: set[str] = set()
-        pool = self.witnesses + self.samples[::max(1, len(self.samples) // max(1, limit))]
+        pool = self.witnesses + self.samples[:open_points]
         for p in pool:
             key = repr(sorted(p.items()))
             if key not in seen:
