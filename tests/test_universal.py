@@ -4,6 +4,7 @@ vetdp.engine.polynomial, vetdp.engine.universal)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from fractions import Fraction
 
@@ -201,3 +202,49 @@ def test_a_bool_band_two_to_the_minus_twenty_wide_is_caught():
     report = _explore(_spec("randomized_response_bool"), uv.bool_band)
     failed = report.clauses["function.law"].failed
     assert failed and all(0.9 < w["prob"] < 0.9 + 2.0**-20 for _, w, _ in failed)
+
+
+# ------------------------------------------------------------------ in the gate: search.universal
+
+def _rows(spec, ctor, **cfg):
+    from vetdp.engine.runner import RunConfig, check_measurement_spec
+
+    return {r.check: r for r in check_measurement_spec(spec, ctor, RunConfig(max_examples=3, **cfg))}
+
+
+def test_check_reports_the_band_through_search_universal_and_the_concrete_clauses_at_its_witness():
+    spec = _spec("randomized_response_bool")
+    rows = _rows(spec, uv.bool_band)
+    universal = rows["search.universal"]
+    assert universal.status == "fail" and 0.9 < universal.witness["prob"] < 0.9 + 2.0**-20
+    assert "function.law" in universal.message and universal.repro and "--params" in universal.repro
+    # the witness is checked concretely too: function.law fails there, with its exact probabilities
+    assert rows["function.law"].status == "fail" and 0.9 < json.loads(rows["function.law"].subject)["prob"] < 0.91
+    assert "chosen by the universal exploration" in rows["search.coverage"].message
+
+
+def test_without_the_exploration_the_sampled_search_accepts_the_band():
+    rows = _rows(_spec("randomized_response_bool"), uv.bool_band, max_regions=0)
+    assert "search.universal" not in rows
+    assert rows["function.law"].status == "pass" and rows["privacy.sound"].status == "pass"
+
+
+def test_a_sound_variant_passes_and_each_clause_says_where_it_holds_universally():
+    rows = _rows(_spec("randomized_response_bool"), uv.bool_branches)
+    assert rows["search.universal"].status == "pass", rows["search.universal"].message
+    assert "universally: proved for every prob" in rows["function.law"].message
+    assert "universally: proved for every prob" in rows["privacy.sound"].message
+
+
+def test_code_that_turns_its_parameter_into_a_plain_float_leaves_the_line_open_as_a_warning():
+    from vetdp.impl.randomized_response_bool import make_randomized_response_bool
+
+    def through_numpy(prob, constant_time=False):  # np.float64(prob) calls float(): prob is pinned to one value
+        import numpy as np
+
+        return make_randomized_response_bool(float(np.float64(prob)), constant_time)
+
+    rows = _rows(_spec("randomized_response_bool"), through_numpy)
+    assert rows["search.universal"].status == "warning"
+    assert "not decided symbolically" in rows["search.universal"].message
+    assert rows["function.law"].status == "pass"  # the sampled search still decides
