@@ -924,6 +924,9 @@ def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: Ru
                        witness={"parameter_sets": n, "edges": edges} if n else None)
 
 
+_COVERAGE_ARGUMENTS = ("the law given the public draws", "decided over all")
+
+
 def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig
                          ) -> tuple[UniversalReport | None, CheckResult]:
     """The spec's universal exploration (:mod:`vetdp.engine.universal`) and its ``search.universal`` row.
@@ -1098,6 +1101,13 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                                        if "not observable" in part})
                 if unobservable:
                     msg += f"; {unobservable[0]}"
+                # hashing mechanisms: the argument why what was examined covers every public value and input
+                # (vetdp.engine.public_clauses), from the worst set when it carries one
+                for marker in _COVERAGE_ARGUMENTS:
+                    argued = [f for f in ([worst] if worst is not None else []) + applicable if marker in f.message]
+                    if argued:
+                        msg += f"; {argued[0].message[argued[0].message.index(marker):]}"
+                        break
             if universal is not None and status is Status.PASS and clause in universal.clauses:
                 msg += f"; universally: {universal.describe(clause)}"
             yield CheckResult(spec.name, clause, status, subject=f"{n} parameter sets",
