@@ -18,12 +18,13 @@ _DECIMAL_BITS = 13_000  # about 3900 decimal digits: below Python's 4300-digit l
 
 
 def exact_text(q: Fraction) -> str:
-    """``q`` exactly as ``n/d``: in decimal, or in hexadecimal (``0x…/0x…``) when a part is longer than about
-    3900 digits (a product of many subnormal probabilities), which Python refuses to print in decimal."""
+    """``q`` exactly, as ``str(q)`` prints it (``n/d``, or ``n`` for an integer) while the parts have at most about
+    3900 digits; past that in hexadecimal (``0x…/0x…``: a product of many subnormal probabilities), which Python
+    refuses to print in decimal."""
     n, d = q.numerator, q.denominator
     if max(abs(n).bit_length(), d.bit_length()) <= _DECIMAL_BITS:
-        return f"{n}/{d}"
-    return f"{hex(n)}/{hex(d)}"
+        return str(q)  # "n/d", or "n" for an integer, as str(Fraction) prints it
+    return hex(n) if d == 1 else f"{hex(n)}/{hex(d)}"
 
 
 class Status(enum.StrEnum):

@@ -924,6 +924,7 @@ def _coverage(spec: MeasurementSpec, evaluated: list[dict], pinned: int, cfg: Ru
                        witness={"parameter_sets": n, "edges": edges} if n else None)
 
 
+_UNIVERSAL_SETS = 8  # parameter sets the universal exploration hands the concrete search: its witnesses first
 _COVERAGE_ARGUMENTS = ("the law given the public draws", "decided over all")
 
 
@@ -997,14 +998,12 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     if only_params is None:
         candidates += list(spec.scale_examples)
     pinned = len(candidates)
-    universal, universal_row = None, None
-    if only_params is None and spec.universal is not None and cfg.max_regions and not cfg.opaque:
-        universal, universal_row = _explore_universally(spec, ctor, cfg)
-    chosen = [] if universal is None else universal.parameter_sets()
-    candidates += chosen
+    universal, universal_row, chosen = None, None, []
+    explore = only_params is None and spec.universal is not None and cfg.max_regions > 0 and not cfg.opaque
     if only_params is None:
         candidates += draw_params(spec.params(cfg.deep), cfg.examples, cfg.seed)
-    beta = cfg.audit_beta / max(1, len(candidates))  # the run's audits share one false-alarm budget
+    # the run's audits share one false-alarm budget (the exploration's sets included)
+    beta = cfg.audit_beta / max(1, len(candidates) + (_UNIVERSAL_SETS if explore else 0))
     stopped = ""
 
     precomputed: dict[str, dict[str, Finding]] = {}
@@ -1026,21 +1025,34 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
 
     hung = 0
     timed_out = False
-    for i, p in enumerate(candidates):
-        if hung >= 2:  # every further parameter set would likely spend the whole work budget too
-            stopped = (f"search stopped: the work budget was spent on {hung} parameter sets; "
-                       f"{len(candidates) - i} not checked")
-            break
-        progress.step("parameter set", i + 1, len(candidates), params_json(p))
-        findings = run(p)
-        if any(f.stopped for f in findings.values()):  # a hang: every further set would likely hang too
-            timed_out = True
-            stopped = (f"stopped: time — the time limit (--time-limit {cfg.time_limit:g} s per clause) fired on "
-                       f"parameter set {i + 1}; {len(candidates) - i - 1} not checked")
-            break
-        # a scale example that spends its budget says nothing about the small drawn sets still to come
-        hung += params_json(p) not in scale and any(f.undecided and f.message.startswith("undecided: budget")
-                                                    for f in findings.values())
+
+    def visit(sets: list[dict]) -> bool:
+        """Evaluate ``sets`` in order; False when a stop rule ended the search."""
+        nonlocal hung, timed_out, stopped
+        for i, p in enumerate(sets):
+            if hung >= 2:  # every further parameter set would likely spend the whole work budget too
+                stopped = (f"search stopped: the work budget was spent on {hung} parameter sets; "
+                           f"{len(sets) - i} not checked")
+                return False
+            progress.step("parameter set", i + 1, len(sets), params_json(p))
+            findings = run(p)
+            if any(f.stopped for f in findings.values()):  # a hang: every further set would likely hang too
+                timed_out = True
+                stopped = (f"stopped: time — the time limit (--time-limit {cfg.time_limit:g} s per clause) fired on "
+                           f"parameter set {i + 1}; {len(sets) - i - 1} not checked")
+                return False
+            # a scale example that spends its budget says nothing about the small drawn sets still to come
+            hung += params_json(p) not in scale and any(f.undecided and f.message.startswith("undecided: budget")
+                                                        for f in findings.values())
+        return True
+
+    # the exploration runs the code after the sampled search, so that code keeping state between calls is judged
+    # by the concrete clauses first, in the state a fresh run gives it; its witnesses are then checked concretely
+    if visit(candidates) and explore:
+        universal, universal_row = _explore_universally(spec, ctor, cfg)
+        if universal is not None:
+            chosen = universal.parameter_sets(limit=_UNIVERSAL_SETS)
+            visit(chosen)
     clauses = sorted({c for findings in cache.values() for c in findings})
     minimal: dict[str, dict] = {}
     for clause in clauses:
