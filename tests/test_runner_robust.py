@@ -118,7 +118,10 @@ def test_engine_error_in_one_parameter_set_keeps_the_others(monkeypatch):
     monkeypatch.setattr(runner, "privacy_findings", flaky)
     results = list(check_measurement_spec(RR, cfg=RunConfig(max_examples=3)))
     by = {r.check: r for r in results}
-    assert by["engine"].status is Status.FAIL and "boom" in by["engine"].message
+    # vetdp's own computation raised: an engine error (exit 2) naming the clause and where, not a finding
+    assert by["engine"].status is Status.ERROR and "boom" in by["engine"].message
+    assert "engine error in privacy.sound, privacy.tight: RuntimeError: boom" in by["engine"].message
+    assert "test_runner_robust.py:" in by["engine"].message  # where it was raised
     assert by["privacy.sound"].status is Status.PASS  # the other parameter sets were still checked
 
 

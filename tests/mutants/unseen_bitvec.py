@@ -242,10 +242,11 @@ class Report:
 
 
 def report_object_on_constant_time_path(input_domain, input_metric, f, constant_time=False):
-    """Defect: [class 6, one parameter set breaks the engine, ``engine`` or ``function.law``]
+    """Defect: [class 6, one parameter set breaks the engine once, now ``function.law``]
 
     The constant-time path returns a mutable ``Report`` object instead of a tuple of bits: the
-    output is unhashable. Parameter sets with constant_time=False are correct and must still be
+    output is unhashable, which vetdp records as the code's outcome (a TypeError naming the type),
+    not as an engine error. Parameter sets with constant_time=False are correct and must still be
     checked.
     """
     def wrap(out):

@@ -29,6 +29,7 @@ __all__ = [
     "RoundingOverflowError",
     "round_up",
     "round_down",
+    "nearest_float_or_inf",
     "exact_int_to_float",
     "exact_fraction",
     "inf_add",
@@ -100,6 +101,16 @@ def float_repr(q: Fraction) -> str:
     except OverflowError:
         sign = "-" if q < 0 else ""
         return f"{sign}2**{abs(q).numerator.bit_length() - abs(q).denominator.bit_length()} (approx.)"
+
+
+def nearest_float_or_inf(q: Fraction | int) -> float:
+    """The float64 nearest to the rational ``q``, or ±inf beyond the float range (for reports and witnesses only:
+    never for a value that bounds privacy, which :func:`round_up`/:func:`round_down` give)."""
+    q = Fraction(q)
+    try:
+        return q.numerator / q.denominator  # CPython's int/int division is correctly rounded; tiny values give ±0.0
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf
 
 
 def round_up(q: Fraction | int) -> float:

@@ -69,6 +69,7 @@ class Finding:
     undecided: bool = False
     skipped: bool = False
     stopped: bool = False  # the wall-clock safety limit ended it: no verdict (Status.STOPPED, exit 2)
+    error: bool = False  # vetdp's own computation failed: no verdict about the code (Status.ERROR, exit 2)
 
 
 def show(x: Any) -> Any:
@@ -276,7 +277,7 @@ def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable
     the enumerated laws or a product structure's dominating classes) is a garbling of the spec's accountant pair,
     decided exactly at every kink of the hockey-stick curves (:mod:`vetdp.engine.dominance`). Passing bounds the
     code's whole RDP curve, zCDP ρ, δ(ε) at every ε and every composition by the accountant's."""
-    from vetdp.arith.rounding import ln_bracket
+    from vetdp.arith.rounding import float_repr, ln_bracket, nearest_float_or_inf
     from vetdp.engine.dominance import decide_domination, pair_enclosure
 
     if spec.accountant_pair is None:
@@ -301,14 +302,18 @@ def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable
     if reverse:
         e, x, xp = e.mirrored(), xp, x
     eps = -math.inf if e.threshold == 0 else float(ln_bracket(e.threshold, 80)[1])  # for the message
-    witness = {"epsilon": eps, "threshold": float(e.threshold),
-               "code_delta": float(e.code_delta), "pair_delta": float(e.bound_delta), "x": show(x), "x_prime": show(xp)}
+    # the threshold e^ε is a likelihood ratio of the accountant's pair: beyond the float range at subnormal flips
+    # (((1 − q)/q)^2 ~ 2^2148 at q = 2^-1074): then it is reported as a power of two, and exactly as ε = ln of it
+    threshold = nearest_float_or_inf(e.threshold)
+    code_delta, pair_delta = nearest_float_or_inf(e.code_delta), nearest_float_or_inf(e.bound_delta)
+    witness = {"epsilon": eps, "threshold": threshold if math.isfinite(threshold) else float_repr(e.threshold),
+               "code_delta": code_delta, "pair_delta": pair_delta, "x": show(x), "x_prime": show(xp)}
     return {"privacy.dominated": Finding(
         False, f"the accountant's worst pair does not dominate the code's pair ({show(x)!r}, {show(xp)!r}): at "
-        f"ε = {eps!r} the code's δ(ε) = {float(e.code_delta)!r} exceeds the pair's"
-        f"{' (its laws swapped)' if reverse else ''} {float(e.bound_delta)!r}, so curves and compositions computed "
+        f"ε = {eps!r} the code's δ(ε) = {code_delta!r} exceeds the pair's"
+        f"{' (its laws swapped)' if reverse else ''} {pair_delta!r}, so curves and compositions computed "
         "from that pair under-report the code's loss",
-        claimed=float(e.bound_delta), true=float(e.code_delta), witness=witness)}
+        claimed=pair_delta, true=code_delta, witness=witness)}
 
 
 def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,

@@ -139,7 +139,8 @@ _PLAIN = frozenset({bool, int, float, str, bytes, type(None), Fraction})  # retu
 
 
 def freeze(value: Any) -> Any:
-    """A hashable, comparable form of an output (lists and arrays become tuples)."""
+    """A hashable, comparable form of an output (lists and arrays become tuples); TypeError naming the value when
+    it has none (an object without a hash)."""
     t = type(value)
     if t in _PLAIN:
         return value
@@ -159,6 +160,12 @@ def freeze(value: Any) -> Any:
         return tuple(sorted((freeze(k), freeze(v)) for k, v in value.items()))
     if isinstance(value, set):
         return frozenset(freeze(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:  # raised inside the run, so the enumeration records it as the code's outcome (Raised)
+        # the type only, not the value: the same outcome for every input (errors.data_independent compares them)
+        raise TypeError(f"the output is a {type(value).__name__}, which is not hashable: vetdp compares outputs by "
+                        "value (return a tuple, list, NumPy array or another hashable value)") from None
     return value
 
 

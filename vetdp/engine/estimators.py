@@ -149,7 +149,13 @@ def _evaluate(spec: EstimatorSpec, params: dict, cfg: RunConfig, estimator, clai
         out["estimator.unbiased_float"] = (ok, f"|E[estimate] − truth| <= 2**-40·max(E|estimate|, 1) per coordinate "
                                            f"(largest |bias| {float(size):.3g})" if ok else biased, witness, False)
     claims = spec.claims(params)
-    claims.update({name: fn_call(fn, params) for name, (fn, fn_call) in claim_fns.items()})
+    for name, (fn, fn_call) in claim_fns.items():
+        try:
+            claims[name] = fn_call(fn, params)
+        except Exception as e:  # noqa: BLE001 - the claim function under test raising is a finding about it
+            out[f"estimator.{name}"] = (False, f"the {name} function under test raised {type(e).__name__}: {e}",
+                                        None, False)
+            claims.pop(name, None)
     if "variance" in claims:
         claimed = [Fraction(v) for v in claims["variance"]]
         approximate = floats or any(isinstance(v, float) for v in claims["variance"])
@@ -207,7 +213,10 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
             try:
                 cache[key] = _evaluate(spec, p, cfg, estimator, claim_fns)
             except Exception as e:  # noqa: BLE001 - one parameter set's failure must not end the run
-                cache[key] = {"engine": (False, f"engine error: {type(e).__name__}: {e}", None, False)}
+                # the estimator and the claim functions under test are judged inside _evaluate: what escapes it is
+                # vetdp's own computation (or the spec's) failing, an engine error (exit 2), not a finding
+                cache[key] = {"engine": (False, f"engine error: {type(e).__name__}: {e}; vetdp's own computation "
+                                         "failed, which is not a finding about the estimator under test", None, False)}
             originals[key] = p
         return cache[key]
 
@@ -232,8 +241,9 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
                 except (NoSuchExample, Unsatisfiable):
                     pass
             ok, msg, witness, _ = run(p)[clause]
-            status = (Status.STOPPED if msg.startswith("stopped: time") else Status.UNDECIDED
-                      if msg.startswith("undecided") else Status.FAIL)
+            status = (Status.STOPPED if msg.startswith("stopped: time") else Status.ERROR
+                      if msg.startswith("engine error") else Status.UNDECIDED if msg.startswith("undecided")
+                      else Status.FAIL)
             yield CheckResult(spec.name, clause, status, subject=params_json(p), witness=witness, message=msg,
                               repro=_repro(spec, cfg, p), seconds=elapsed / len(clauses))
             continue

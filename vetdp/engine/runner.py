@@ -48,6 +48,7 @@ import functools
 import itertools
 import json
 import math
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -211,18 +212,40 @@ class CodeExited(Exception):
     """The code under test called ``sys.exit``: an outcome to report, not a reason for vetdp to exit."""
 
 
+_RAISED_BY_CODE = "_vetdp_raised_by_code_under_test"  # set on exceptions that left the code under test
+
+
+def raised_by_code(e: BaseException) -> bool:
+    """Whether ``e`` (or an exception it was raised from or while handling) left the code under test through a
+    :class:`GuardedMeasurement`: a finding about that code. Anything else escaping a clause is vetdp's failure."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        if getattr(e, _RAISED_BY_CODE, False):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def _guard(fn: Callable) -> Callable:
     def call(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except SystemExit as e:
-            raise CodeExited(f"called sys.exit({e.code!r})") from None
+            exited = CodeExited(f"called sys.exit({e.code!r})")
+            setattr(exited, _RAISED_BY_CODE, True)
+            raise exited from None
+        except Exception as e:
+            with contextlib.suppress(Exception):  # an exception type without attributes stays untagged
+                setattr(e, _RAISED_BY_CODE, True)
+            raise
 
     return call
 
 
 class GuardedMeasurement:
-    """The measurement under test, with ``sys.exit`` in its function or map turned into an exception."""
+    """The measurement under test, with ``sys.exit`` in its function or map turned into an exception, and every
+    exception leaving it marked as the code's (:func:`raised_by_code`)."""
 
     def __init__(self, inner: Any):
         self.inner = inner
@@ -297,10 +320,32 @@ class _Clauses:
             else:
                 f = time_stop(self.cfg, doing, witness=where)
             self.out.update({n: f for n in names})
-        except Exception as e:  # noqa: BLE001 - one parameter set's engine failure must not end the run
-            self.out["engine"] = Finding(False, f"engine error in {', '.join(names)}: {type(e).__name__}: {e}",
-                                         witness={"x": show(self.current)} if self.current is not None else None)
+        except Exception as e:  # noqa: BLE001 - one parameter set's failure must not end the run
+            where = {"x": show(self.current)} if self.current is not None else None
+            if raised_by_code(e):  # the code under test raised where the clause did not expect it: a finding
+                on = f" on M({show(self.current)!r})" if self.current is not None else ""
+                f = Finding(False, f"the code under test raised {type(e).__name__}: {e}{on} (checking "
+                            f"{', '.join(names)})", witness=where)
+                self.out.update({n: f for n in names})
+            else:  # vetdp's own computation failed: no verdict about the code, exit 2
+                self.out["engine"] = Finding(False, f"engine error in {', '.join(names)}: {type(e).__name__}: {e} "
+                                             f"({_origin(e)}); vetdp's own computation failed, which is not a "
+                                             "finding about the code under test (the other clauses stand)",
+                                             witness=where, error=True)
         return False
+
+
+def _origin(e: BaseException) -> str:
+    """Where ``e`` was raised: the innermost frame's file (relative to vetdp's package when inside it) and line."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return "no traceback"
+    path = tb.tb_frame.f_code.co_filename
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the vetdp package
+    shown = os.path.relpath(path, os.path.dirname(root)) if path.startswith(root + os.sep) else path
+    return f"raised at {shown}:{tb.tb_lineno}"
 
 
 
@@ -848,9 +893,10 @@ def _truth_beyond(spec: MeasurementSpec, raw: Any, case: Any, cfg: RunConfig) ->
 
 
 def _status(f: Finding) -> Status:
-    """The status a finding reports: stopped (no verdict) first, then skipped, undecided, pass, fail."""
-    return (Status.STOPPED if f.stopped else Status.SKIPPED if f.skipped else Status.UNDECIDED if f.undecided
-            else Status.PASS if f.ok else Status.FAIL)
+    """The status a finding reports: stopped and engine error (no verdict) first, then skipped, undecided, pass,
+    fail."""
+    return (Status.STOPPED if f.stopped else Status.ERROR if f.error else Status.SKIPPED if f.skipped
+            else Status.UNDECIDED if f.undecided else Status.PASS if f.ok else Status.FAIL)
 
 
 def _repro(spec: MeasurementSpec, cfg: RunConfig, params: dict, clause: str | None = None,
@@ -1060,7 +1106,8 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
         if not not_ok:
             continue
         # a definite failure anywhere outranks an undecided or stopped set (which would otherwise hide it)
-        definite = [k for k in not_ok if not cache[k][clause].undecided and not cache[k][clause].stopped]
+        definite = [k for k in not_ok if not (cache[k][clause].undecided or cache[k][clause].stopped
+                                              or cache[k][clause].error)]
         failing = [originals[k] for k in (definite or not_ok)]
         # the simplest failing set already checked (short JSON: few categories, short vectors, round numbers);
         # with --deep, hypothesis then searches for a smaller one
