@@ -15,9 +15,10 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 
-from tests.mutants import bitvec_mutants, unseen_bitvec
+from tests.mutants import bitvec_mutants, distances_calls_sources, unseen_bitvec
 from vetdp.arith.rounding import MAX_FLOAT, nearest_float_or_inf
 from vetdp.cli import main
+from vetdp.engine.distances import TRACE_REGIONS, survey_map
 from vetdp.engine.results import Status
 from vetdp.engine.runner import RunConfig, check_measurement_spec
 from vetdp.engine.spec import find_spec
@@ -26,6 +27,7 @@ VERIFY = RunConfig(max_examples=3, impl_ref="tests.mutants", strict_messages=Fal
                    reference_law=True, loose_map=Status.WARNING)
 RR, BV, BOOL, KR = "randomized_response", "randomized_response_bitvec", "randomized_response_bool", "k_rappor"
 BV_SUBNORMAL = {"k": 2, "m": 1, "f": 1e-323, "constant_time": False}
+RR3 = {"categories": [0, 1, 2], "prob": 0.5}
 
 
 def results_of(spec_name: str, variant, params: dict | None = None, cfg: RunConfig = VERIFY) -> dict:
@@ -37,6 +39,73 @@ def results_of(spec_name: str, variant, params: dict | None = None, cfg: RunConf
 
 def invoke(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+# ------------------------------------------------------------------ 2. every distance
+
+@pytest.mark.parametrize("variant,d", [(distances_calls_sources.map_wraps_to_zero_at_256, 256),
+                                       (distances_calls_sources.map_zero_from_distance_70000, 70_000)])
+def test_a_map_wrong_far_from_distance_one_is_rejected_at_that_distance(variant, d):
+    by_clause = results_of(RR, variant, RR3)
+    distance, monotone = by_clause["privacy.distance"], by_clause["privacy.monotone"]
+    assert distance.status is Status.FAIL and monotone.status is Status.FAIL, (distance.message, monotone.message)
+    assert distance.witness["d_in"] == d and distance.claimed == 0.0 and distance.true == pytest.approx(math.log(2))
+    assert monotone.witness["d_in'"] == d and monotone.witness[f"map({d})"] == 0.0
+    assert by_clause["privacy.sound"].status is Status.PASS  # map(1) is right: only d_in = d shows it
+
+
+def test_the_distance_no_sweep_reaches_is_found_by_tracing_the_map():
+    # 70000 is neither below the sweep nor a power of two or ten: the traced comparison d_in >= 70000 puts it
+    # among the evaluated points, and the trace decides every other d_in
+    by_clause = results_of(RR, distances_calls_sources.map_zero_from_distance_70000, RR3)
+    assert "for every d_in >= 0: 3 traced regions ({0} 0.0, [1, 69999] 0.6931471805599454, [70000, inf] 0.0)" \
+        in by_clause["privacy.distance"].message, by_clause["privacy.distance"].message
+
+
+def test_a_sound_map_computing_with_d_in_is_evaluated_and_says_so():
+    by_clause = results_of(RR, distances_calls_sources.map_group_privacy, RR3)
+    for clause in ("privacy.distance", "privacy.monotone"):
+        r = by_clause[clause]
+        assert r.status is Status.PASS, r.message
+        assert "decided for every d_in >= 0 in 0 of 1; the others evaluated at every d_in <= 1024" in r.message
+
+
+@pytest.mark.parametrize("spec_name", [RR, BOOL, BV, KR, "rappor", "rappor_reports"])
+def test_the_bundled_maps_are_decided_for_every_distance(spec_name):
+    spec = find_spec(spec_name)
+    results = {r.check: r for r in check_measurement_spec(spec, cfg=VERIFY, only_params=spec.examples[0])}
+    for clause in ("privacy.distance", "privacy.monotone"):
+        assert results[clause].status is Status.PASS, results[clause].message
+        assert "decided for every d_in >= 0 in 1 of 1" in results[clause].message, results[clause].message
+
+
+def test_buffling_map_computes_with_d_in_and_is_evaluated_to_the_stated_bound():
+    spec = find_spec("buffling")
+    r = {r.check: r for r in check_measurement_spec(spec, cfg=VERIFY, only_params=spec.examples[1])}
+    assert r["privacy.distance"].status is Status.PASS
+    assert "in 0 of 1; the others evaluated at every d_in <= 1024 and at 2^j − 1, 2^j, 2^j + 1 (j <= 64)" \
+        in r["privacy.distance"].message
+
+
+def test_trace_regions_and_their_confirmation():
+    eps = 0.5
+    survey = survey_map(lambda d: eps if 0 < d < 256 else 0.0, lambda d: eps if 0 < d < 256 else 0.0, 3)
+    assert survey.universal and [(r.lo, r.hi) for r in survey.regions] == [(0, 0), (1, 255), (256, None)]
+    assert survey.points[256] == 0.0 and survey.points[2**64 + 1] == 0.0
+
+    def reads_its_digits(d):  # int's own method on the traced int reads the hidden value, unseen by the trace
+        return 0.0 if int.__add__(d, 0) == 0 else eps
+
+    survey = survey_map(reads_its_digits, reads_its_digits, 3)
+    assert not survey.universal and "its trace is not used: traced as [0, inf] 0.0, but map(1) gives 0.5" in survey.how
+
+    def branches(d):
+        return float(sum(d == i for i in range(100)))
+
+    survey = survey_map(branches, branches, 3)
+    assert not survey.universal and f"more than {TRACE_REGIONS} regions" in survey.how
+    text = survey_map(lambda d: f"{d}", lambda d: f"{d}", 3)  # a value built from d_in's text is computed
+    assert not text.universal and "computes with d_in on [0, inf]" in text.how
 
 
 # ------------------------------------------------------------------ 5. engine failures are not findings

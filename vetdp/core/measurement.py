@@ -203,7 +203,7 @@ class DiscreteDistance(Metric):
     """0 between equal inputs, 1 between different ones; ``d_in`` is an int >= 0."""
 
     def check_distance(self, d_in: Any) -> int:
-        return check_int("d_in", d_in, lo=0)
+        return check_int("d_in", d_in, lo=0, keep_subclass=True)
 
     def __repr__(self) -> str:
         return "DiscreteDistance()"

@@ -70,11 +70,14 @@ def check_interval(name: str, value: float | int, lo, hi, lo_closed: bool, hi_cl
         raise ValueError(f"{name}={value!r} must be in {interval_text(show(lo), show(hi), lo_closed, hi_closed)}")
 
 
-def check_int(name: str, value: object, lo: int | None = None, hi: int | None = None) -> int:
-    """``value`` as an int in [lo, hi]; TypeError for non-ints (bools included)."""
+def check_int(name: str, value: object, lo: int | None = None, hi: int | None = None,
+              keep_subclass: bool = False) -> int:
+    """``value`` as an int in [lo, hi]; TypeError for non-ints (bools included). With ``keep_subclass`` an instance
+    of an int subclass is returned as it is (a metric's d_in: the engine traces a privacy map on an int that
+    records the map's comparisons, :mod:`vetdp.engine.distances`)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}={value!r} must be an int, not {type(value).__name__}")
-    v = int(value)
+    v = value if keep_subclass and isinstance(value, int) else int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise ValueError(f"{name}={value!r} must be in [{lo if lo is not None else '-inf'}, "
                          f"{hi if hi is not None else 'inf'}]")

@@ -13,7 +13,7 @@ count per obligation query, lives with the obligations (:mod:`vetdp.obligations.
 from __future__ import annotations
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_MAX_CHOICES", "BEST_FIRST_MAX_CHOICES", "DEFAULT_MAX_STEPS", "DEFAULT_TIME_LIMIT",
-           "CHAIN_WORK", "DEFAULT_MAX_REGIONS"]
+           "CHAIN_WORK", "DEFAULT_MAX_REGIONS", "DISTANCE_SWEEP", "STATE_CALLS"]
 
 DEFAULT_BUDGET = 200_000  # runs of the function per input and enumeration pass (--max-paths)
 DEFAULT_MAX_CHOICES = 10_000  # choices in one run of the exhaustive pass; deeper trees go best-first
@@ -28,4 +28,10 @@ CHAIN_WORK = 10**11
 # runs of the code on symbolic parameters per pass over one base of a spec's universal exploration (--max-regions):
 # each run decides a region of the float parameters or splits it; the bundled specs need at most 4 per base
 DEFAULT_MAX_REGIONS = 2_000
+# privacy.distance/monotone: the map is evaluated at every d_in up to this (and at 2^j ± 1, 10^j up to 2^64 + 1);
+# where its trace allows (vetdp.engine.distances) those values decide every d_in
+DISTANCE_SWEEP = 1024
+# state.independent_calls: calls made on one measurement (cycling through every input and its first paths), each
+# compared path by path with a fresh measurement's first call (vetdp.engine.calls)
+STATE_CALLS = 256
 DEFAULT_TIME_LIMIT = 600.0  # seconds of wall clock per clause and parameter set (--time-limit): a safety net only

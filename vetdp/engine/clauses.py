@@ -316,63 +316,119 @@ def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable
         claimed=pair_delta, true=code_delta, witness=witness)}
 
 
+def _largest_distance(spec: MeasurementSpec, params: dict, keys: list, worst: Any) -> tuple[int, dict | None]:
+    """(D, the distance of every ordered pair of distinct inputs) with D the largest distance between two of
+    ``keys`` (the loss is constant from D on); under the discrete metric, a neighbour relation or a decided
+    ``worst`` pair, D = 1 and no table."""
+    if worst is not None or spec.distance is None:
+        return 1, None
+    apart = {(x, xp): spec.distance(params, x, xp) for x in keys for xp in keys if x != xp}
+    return max(apart.values(), default=0), apart
+
+
+def _pairs_at(spec: MeasurementSpec, params: dict, keys: list, apart: dict | None, d: int) -> list | None:
+    """The ordered pairs of distinct inputs at distance <= d (None: all of them), from the table ``apart`` when
+    there is one; beyond distance 1, a neighbour relation without a distance gives its neighbours (a lower
+    bound of the loss there, the only one it defines)."""
+    if apart is not None:
+        return [pair for pair, dd in apart.items() if dd <= d]
+    if spec.neighbours is not None and spec.distance is None and d >= 1:
+        return spec.neighbours(params, keys)
+    return pairs_within(spec, params, keys, d)
+
+
+def _map_survey(spec: MeasurementSpec, m: Any, top: int) -> Any:
+    """The map over every d_in (:func:`vetdp.engine.distances.survey_map`): evaluated through ``m.map``, traced
+    through it too (a vetdp Measurement hands the traced d_in to its privacy map unchanged)."""
+    from vetdp.engine.distances import survey_map
+
+    return survey_map(m.map, m.map, max(top, spec.max_d_in))
+
+
+def _refusal_note(refused: list[int], universal: bool) -> str:
+    if not refused:
+        return ""
+    if universal:
+        return f"refused (raises ValueError/TypeError) where the regions say so, first at d = {min(refused)}"
+    return f"refused (raises ValueError/TypeError) at {len(refused)} evaluated d_in, first at d = {min(refused)}"
+
+
 def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
                       worst: Any = None) -> dict[str, Finding]:
-    """``privacy.distance`` (map(d) sound at every other d in 0..max_d_in, or refused for d >= 2 by
-    raising ValueError/TypeError) and ``privacy.monotone`` (map non-decreasing over the defined d). With
-    ``worst`` (the decided worst case over every pair of distinct inputs, under the discrete metric), every
-    d >= 1 is judged against it and d = 0 against the loss 0."""
+    """``privacy.distance`` (map(d) sound at every d_in other than ``spec.d_in``, or refused for d >= 2 by raising
+    ValueError/TypeError) and ``privacy.monotone`` (map non-decreasing over the defined d), at every d_in the map
+    is evaluated on and, where its trace allows, at every d_in >= 0 (:mod:`vetdp.engine.distances`; the message
+    says which). The truth at d is the exact loss over pairs at distance <= min(d, D), D the largest distance
+    between two inputs. With ``worst`` (the decided worst case over every pair of distinct inputs, under the
+    discrete metric), every d >= 1 is judged against it and d = 0 against the loss 0."""
+    keys = list(dists)
+    top, apart = _largest_distance(spec, params, keys, worst)
+    survey = _map_survey(spec, m, top)
     claims: dict[int, float] = {}
     refused: list[int] = []
-    findings: list[Finding] = []
-    keys = list(dists)
+    decided: dict[tuple[int, float], Finding] = {}  # (min(d, D), claim) -> its finding: one comparison each
+    sound_from: dict[int, float] = {}  # min(d, D) -> the smallest claim decided sound there
     cache: dict = {}  # per-pair worst ratios, shared by every d
-    for d in range(spec.max_d_in + 1):
-        try:
-            claim = m.map(d)
-        except (ValueError, TypeError) as e:
-            if d >= 2:
-                refused.append(d)
-                continue
-            return _both(Finding(False, f"map({d}) raised {type(e).__name__}: {e}; only d_in >= 2 may be refused",
+    for d, claim in sorted(survey.points.items()):
+        if isinstance(claim, (ValueError, TypeError)) and d >= 2:
+            refused.append(d)
+            continue
+        if isinstance(claim, BaseException):
+            only = "; only d_in >= 2 may be refused" if isinstance(claim, (ValueError, TypeError)) else ""
+            return _both(Finding(False, f"map({d}) raised {type(claim).__name__}: {claim}{only}",
                                  witness={"d_in": d}))
-        except Exception as e:  # noqa: BLE001
-            return _both(Finding(False, f"map({d}) raised {type(e).__name__}: {e}", witness={"d_in": d}))
         if isinstance(claim, bool) or not isinstance(claim, (int, float)) or not math.isfinite(claim):
             return _both(Finding(False, f"map({d}) returned {claim!r}, not a finite float", witness={"d_in": d}))
         claims[d] = float(claim)
-        if d != spec.d_in and worst is not None:
-            findings.append(_loss_finding(float(claim), d, dists, [] if d == 0 else None, worst=worst)[0])
-        elif d != spec.d_in:  # privacy.sound decides d_in itself
-            findings.append(_loss_finding(float(claim), d, dists, pairs_within(spec, params, keys, d), cache)[0])
-    checked = sorted(set(claims) - {spec.d_in})
-    note = f"map(d) checked at d = {checked}" + (f"; refused (raises) at d = {refused}" if refused else "")
+        if d == spec.d_in:  # privacy.sound decides d_in itself
+            continue
+        near = min(d, top)
+        key = (near, float(claim))
+        floor = sound_from.get(near)
+        if floor is not None and float(claim) >= floor:
+            continue  # at least a claim already decided sound against the same loss: sound too
+        if key not in decided:
+            if worst is not None:
+                decided[key] = _loss_finding(float(claim), d, dists, [] if d == 0 else None, worst=worst)[0]
+            else:
+                decided[key] = _loss_finding(float(claim), d, dists, _pairs_at(spec, params, keys, apart, near),
+                                             cache)[0]
+            found = decided[key]
+            if found.ok and (floor is None or float(claim) < floor):
+                sound_from[near] = float(claim)
+    findings = list(decided.values())
+    note = "; ".join(part for part in (survey.how, _refusal_note(refused, survey.universal)) if part)
     failing = [f for f in findings if not f.ok]
 
     def slack(f: Finding) -> float:
         return -math.inf if f.slack is None else f.slack
 
     if failing:
-        distance = min(failing, key=slack)
+        distance = min(failing, key=lambda f: (f.undecided, (f.witness or {}).get("d_in", 0)))  # the first d
+        distance = dataclasses.replace(distance, message=f"{distance.message} ({survey.how})")
     elif findings:
-        distance = dataclasses.replace(min(findings, key=slack), message=f"{note}: each >= the exact loss there")
+        distance = dataclasses.replace(min(findings, key=slack), message=f"map(d) >= the exact loss at every "
+                                       f"evaluated d_in other than {spec.d_in}; {note}")
     else:
-        distance = Finding(True, note)
-    return {"privacy.distance": distance, "privacy.monotone": monotone_finding(claims)}
+        distance = Finding(True, f"no d_in other than {spec.d_in} is defined; {note}")
+    return {"privacy.distance": distance, "privacy.monotone": monotone_finding(claims, survey.how)}
 
 
-def monotone_finding(claims: dict[int, float]) -> Finding:
-    """``privacy.monotone``: the map's values at the checked d_in never decrease as d_in grows."""
+def monotone_finding(claims: dict[int, float], how: str = "") -> Finding:
+    """``privacy.monotone``: the map's values at the evaluated d_in never decrease as d_in grows (``how``: which
+    d_in were evaluated, and whether they decide every d_in)."""
     ds = sorted(claims)
-    drop = next(((a, b) for i, a in enumerate(ds) for b in ds[i + 1:] if claims[b] < claims[a]), None)
-    if drop is None:
-        monotone = Finding(True, f"map non-decreasing over d = {ds}")
-    else:
-        a, b = drop
-        monotone = Finding(False, f"map({b}) = {claims[b]!r} < map({a}) = {claims[a]!r}: the map must not decrease "
+    top = None  # the d_in with the largest value so far
+    for d in ds:
+        if top is not None and claims[d] < claims[top]:
+            a, b = top, d
+            return Finding(False, f"map({b}) = {claims[b]!r} < map({a}) = {claims[a]!r}: the map must not decrease "
                            "as d_in grows", claimed=claims[b], true=claims[a], slack=claims[b] - claims[a],
                            witness={"d_in": a, "d_in'": b, f"map({a})": claims[a], f"map({b})": claims[b]})
-    return monotone
+        if top is None or claims[d] > claims[top]:
+            top = d
+    where = how or f"d = {ds}"
+    return Finding(True, f"map non-decreasing over the defined d_in; {where}" if ds else "no d_in is defined")
 
 
 def _both(f: Finding) -> dict[str, Finding]:
@@ -513,34 +569,68 @@ def law_with_residual(laws: dict, law: Callable[[Any], dict], source: str) -> Fi
                    f"(~{float(worst_residual):.3g})", undecided=True)
 
 
+def _residual_verdict(claim: float, d: int, bracket: Any) -> Finding | None:
+    """map(d) = ``claim`` against the loss's bracket (None: no pair this close, the loss is 0): the failing or
+    undecided Finding, or None when sound."""
+    if bracket is None:
+        return None if claim >= 0 else Finding(False, f"map({d}) = {claim!r} is below the exact loss 0",
+                                                claimed=claim, witness={"d_in": d})
+    verdict = decide_bracket(claim, bracket)
+    if verdict.verdict is Verdict.UNSOUND:
+        return Finding(False, f"map({d}) = {claim!r}: {verdict.message}", claimed=claim, witness={"d_in": d})
+    if verdict.verdict is Verdict.UNDECIDED:
+        return Finding(False, f"map({d}): {verdict.message}", claimed=claim, undecided=True, witness={"d_in": d})
+    return None
+
+
 def privacy_with_residual(spec: MeasurementSpec, m: Any, laws: dict, params: dict) -> dict[str, Finding]:
-    """``privacy.sound`` (and the other d) decided on brackets when some laws carry a residual."""
+    """``privacy.sound``, ``privacy.distance`` and ``privacy.monotone`` decided on brackets when some laws carry a
+    residual, at every d_in :func:`distance_findings` evaluates."""
+    keys = list(laws)
+    top, apart = _largest_distance(spec, params, keys, None)
+    brackets: dict[int, Any] = {}
+
+    def bracket(near: int) -> Any:
+        if near not in brackets:
+            pairs = _pairs_at(spec, params, keys, apart, near)
+            brackets[near] = None if pairs is not None and not pairs else max_divergence_bracket(laws, pairs)
+        return brackets[near]
+
     out: dict[str, Finding] = {}
+    claim, bad = _claim_of(m, spec.d_in)
+    out["privacy.sound"] = bad or _residual_verdict(claim, spec.d_in, bracket(min(spec.d_in, top))) or Finding(
+        True, "map >= the loss's upper bound")
+    survey = _map_survey(spec, m, top)
     claims: dict[int, float] = {}
-    for d, clause in ((spec.d_in, "privacy.sound"), *((d, "privacy.distance") for d in range(spec.max_d_in + 1)
-                                                      if d != spec.d_in)):
-        claim, bad = _claim_of(m, d)
-        if claim is not None:
-            claims[d] = claim
-        if bad is not None:
-            if d >= 2 and ("ValueError" in bad.message or "TypeError" in bad.message):
-                continue  # refused, as allowed for d >= 2
-            out[clause] = bad
-            break
-        pairs = pairs_within(spec, params, list(laws), d)
-        if pairs is not None and not pairs:
-            if claim < 0:
-                out[clause] = Finding(False, f"map({d}) = {claim!r} is below the exact loss 0", claimed=claim)
+    refused: list[int] = []
+    decided: dict[tuple[int, float], Finding | None] = {}
+    distance: Finding | None = None
+    for d, value in sorted(survey.points.items()):
+        if isinstance(value, (ValueError, TypeError)) and d >= 2:
+            refused.append(d)
             continue
-        verdict = decide_bracket(claim, max_divergence_bracket(laws, pairs))
-        if verdict.verdict is Verdict.UNSOUND:
-            out[clause] = Finding(False, f"map({d}) = {claim!r}: {verdict.message}", claimed=claim)
-        elif verdict.verdict is Verdict.UNDECIDED and clause not in out:
-            out[clause] = Finding(False, f"map({d}): {verdict.message}", claimed=claim, undecided=True)
-    out.setdefault("privacy.sound", Finding(True, "map >= the loss's upper bound"))
-    out.setdefault("privacy.distance", Finding(True, "map(d) >= the loss's upper bound at every checked d"))
+        if isinstance(value, BaseException) or isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            said = f"raised {type(value).__name__}: {value}" if isinstance(value, BaseException) else \
+                f"returned {value!r}, not a finite float"
+            out["privacy.distance"] = out["privacy.monotone"] = Finding(False, f"map({d}) {said}",
+                                                                        witness={"d_in": d})
+            break
+        claims[d] = float(value)
+        if d == spec.d_in:
+            continue
+        key = (min(d, top), float(value))
+        if key not in decided:
+            decided[key] = _residual_verdict(float(value), d, bracket(key[0]))
+        found = decided[key]
+        if found is not None and (distance is None or (distance.undecided and not found.undecided)):
+            distance = found
+    else:
+        note = "; ".join(part for part in (survey.how, _refusal_note(refused, survey.universal)) if part)
+        out["privacy.distance"] = distance or Finding(True, f"map(d) >= the loss's upper bound at every evaluated "
+                                                            f"d_in; {note}")
+        out["privacy.monotone"] = monotone_finding(claims, survey.how)
     out["privacy.tight"] = Finding(True, "not applicable: the law is known only up to a residual", skipped=True)
-    out["privacy.monotone"] = monotone_finding(claims)
     return out
 
 

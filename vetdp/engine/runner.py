@@ -892,6 +892,22 @@ def _truth_beyond(spec: MeasurementSpec, raw: Any, case: Any, cfg: RunConfig) ->
                        seconds=time.perf_counter() - t0)
 
 
+def _distances_note(applicable: list[Finding]) -> str:
+    """What privacy.distance/privacy.monotone rest on over the parameter sets: how many were decided for every
+    d_in (:mod:`vetdp.engine.distances`), and what the others were evaluated at."""
+    universal = [f for f in applicable if "for every d_in >= 0" in f.message]
+    note = f"; decided for every d_in >= 0 in {len(universal)} of {len(applicable)}"
+    others = sorted({part for f in applicable if f not in universal for part in f.message.split("; ")
+                     if part.startswith("evaluated at")})
+    if others:
+        note += f"; the others {others[0]}"
+    elif universal:  # e.g. "for every d_in >= 0: 3 traced regions ({0} 0.0, {1} 1.09, [2, inf] raises ...)"
+        text = universal[0].message
+        note += f" ({text[text.index('for every d_in >= 0: ') + 21:].split('; ')[0]})"
+    refusals = sorted({part for f in applicable for part in f.message.split("; ") if part.startswith("refused")})
+    return note + (f"; {refusals[0]}" if refusals else "")
+
+
 def _status(f: Finding) -> Status:
     """The status a finding reports: stopped and engine error (no verdict) first, then skipped, undecided, pass,
     fail."""
@@ -1149,9 +1165,12 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                 if seen:
                     msg += (f"; the audit detects a deviation of about {max(seen):.3g} or more in any output "
                             "probability (raise it with --samples)")
-                refusals = sorted({f.message for f in applicable if "refused" in f.message})
-                if refusals:
-                    msg += f"; {refusals[0]}"
+                if clause in ("privacy.distance", "privacy.monotone"):
+                    msg += _distances_note(applicable)
+                else:
+                    refusals = sorted({f.message for f in applicable if "refused" in f.message})
+                    if refusals:
+                        msg += f"; {refusals[0]}"
                 # what a decision rests on when only some inputs were enumerated (vetdp.engine.symmetry)
                 partial = sorted({part for f in applicable for part in f.message.split("; ") if "not examined" in part})
                 if partial:

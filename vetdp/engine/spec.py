@@ -135,7 +135,9 @@ class MeasurementSpec:
     accountant_pair: Callable[[Params], Any] | None = None
     # the input metric's distance between two inputs; None: the discrete distance (0 if equal, else 1)
     distance: Callable[[Params, Any, Any], int] | None = None
-    max_d_in: int = 3  # the map is checked at every d_in in 0..max_d_in (sound or refused, and monotone)
+    # the map is evaluated at least at every d_in in 0..max_d_in (sound or refused, and monotone); the engine goes on
+    # to DISTANCE_SWEEP and beyond, and decides every d_in where the map's trace allows (vetdp.engine.distances)
+    max_d_in: int = 3
     # labels of the boundary classes a parameter set covers (e.g. "prob = 1/t rounded up"), for the report
     edges: Callable[[Params], list[str]] | None = None
     # "module:attr" of the constructor, for a mechanism outside vetdp (a user's project); None: vetdp.impl.<name>
