@@ -200,3 +200,60 @@ def test_estimators_a_raising_variance_function_is_a_finding_an_engine_failure_i
     by_clause = {r.check: r for r in check_estimator_spec(spec, cfg=VERIFY)}
     assert by_clause["engine"].status is Status.ERROR, by_clause["engine"]
     assert by_clause["engine"].message.startswith("engine error: OverflowError")
+
+
+# ------------------------------------------------------------------ 3. state across calls
+
+STATE_WRONG = [(distances_calls_sources.changes_on_the_50th_call, 50), (distances_calls_sources.memoised_per_input, 2),
+               (distances_calls_sources.alternates_on_a_call_counter, 2)]
+STATE_SOUND = [distances_calls_sources.lie_table_built_in_the_constructor,
+               distances_calls_sources.lie_table_built_on_the_first_call, distances_calls_sources.counts_calls_for_telemetry]
+
+
+@pytest.mark.parametrize("variant,call", STATE_WRONG, ids=[v.__name__ for v, _ in STATE_WRONG])
+def test_state_kept_across_calls_is_rejected_at_the_call_it_shows(variant, call):
+    # decided by a stated number of calls on fresh measurements, whatever the enumeration's calls happened to meet
+    by_clause = results_of(RR, variant, RR3)
+    r = by_clause["state.independent_calls"]
+    assert r.status is Status.FAIL, r.message
+    assert r.message.startswith(f"state kept across calls: call {call} of one measurement, M(")
+    assert {"call", "x", "choices", "output", "fresh first call"} <= set(r.witness) and r.witness["call"] == call
+    assert r.repro.startswith("vetdp verify randomized_response --impl tests.mutants --params ")
+
+
+@pytest.mark.parametrize("variant", STATE_SOUND, ids=[v.__name__ for v in STATE_SOUND])
+def test_state_that_does_not_reach_the_output_passes(variant):
+    by_clause = results_of(RR, variant, RR3)
+    failing = {c: r.message for c, r in by_clause.items() if r.status.is_failure}
+    assert not failing, failing
+    r = by_clause["state.independent_calls"]
+    assert r.status is Status.PASS and "256 calls on one measurement, cycling through 5 inputs" in r.message, r.message
+    assert "the joint law of two calls is the product of their laws for 4 of 5 inputs" in r.message
+    assert by_clause["function.law"].status is Status.PASS  # checked, not skipped
+
+
+def test_a_memo_that_keeps_the_marginal_law_fails_the_joint_law_of_two_calls():
+    # a memo replayed per path by the sequence is caught there; the pair check alone decides independence exactly
+    from vetdp.engine.calls import independent_calls
+    from vetdp.engine.clauses import show
+
+    spec = find_spec(RR)
+    ok, message, witness = independent_calls(lambda: spec.build(distances_calls_sources.memoised_per_input, RR3),
+                                             spec.inputs(RR3), show, calls=0)
+    assert not ok and "two calls of one measurement on 0 are not independent" in message, message
+    assert witness["P[both]"] != witness["product"]
+
+
+def test_paths_that_do_not_add_up_are_the_state_clauses_finding_when_fresh_measurements_show_nothing(monkeypatch):
+    # state kept outside the measurements built afresh (or changing after more calls) is still seen by the
+    # enumeration, whose paths' probabilities then sum to 3/2: that sum becomes state.independent_calls' finding
+    from tests.mutants import unseen_rr
+    from vetdp.engine import calls
+
+    monkeypatch.setattr(calls, "independent_calls", lambda *args, **kwargs: (True, "256 calls: nothing seen", None))
+    by_clause = results_of(RR, unseen_rr.answers_memoised_after_four_calls, RR3)
+    r = by_clause["state.independent_calls"]
+    assert r.status is Status.FAIL and "engine" not in by_clause
+    assert r.message.startswith("state kept between calls: replaying the same choices gave other paths"), r.message
+    assert "sum to 3/2" in r.message and "(256 calls: nothing seen: the state is kept outside" in r.message
+    assert by_clause["randomness.through_primitives"].status is Status.SKIPPED

@@ -107,7 +107,7 @@ WRONG = [
     (BV, unseen_bitvec.coin_reads_wrong_bit_of_geometric_buffer, "function.law", BV3),
     # 6. one failure must not lose the run (more below: sys.exit, hangs, crashes)
     (BV, unseen_bitvec.raises_on_empty_report, "errors.data_independent", BV3),
-    (RR, unseen_rr.answers_memoised_after_four_calls, "randomness.through_primitives", RR3),
+    (RR, unseen_rr.answers_memoised_after_four_calls, "state.independent_calls", RR3),
     # privacy.rdp: an even worst-case loss over uneven flips (test_an_even_worst_case_loss_can_hide_an_rdp_violation)
     (BV, unseen_bitvec.uneven_flips_same_epsilon, "privacy.rdp", _bv(2, 1, 0.5)),
     (BV, unseen_bitvec.uneven_flips_same_epsilon, "privacy.dominated", _bv(2, 1, 0.5)),
@@ -341,8 +341,9 @@ def test_unhashable_output_on_one_path_does_not_lose_the_other_parameter_sets():
 
 def test_state_kept_between_calls_is_a_finding_about_the_code_not_an_engine_error(tmp_path):
     # replaying the same choices gave other paths (their probabilities sum to 3/2): once an AssertionError reported
-    # as a failing clause named "engine"; now a finding on randomness.through_primitives, decided exactly (no
-    # fallback to a sampling audit), the same on every run
+    # as a failing clause named "engine", then a finding on randomness.through_primitives; now state.independent_calls
+    # decides it on purpose (fresh measurements, a stated number of calls: no fallback to a sampling audit), the same
+    # on every run, and randomness.through_primitives says it cannot be decided for such code
     out = tmp_path / "r.json"
     result = invoke("verify", RR, "--impl", ref(unseen_rr, "answers_memoised_after_four_calls"),
                     "--params", json.dumps(RR3), "--json", str(out))
@@ -350,10 +351,12 @@ def test_state_kept_between_calls_is_a_finding_about_the_code_not_an_engine_erro
     results = json.loads(out.read_text())["results"]
     assert not [r for r in results if r["check"] == "engine" or r["status"] == "error"], results
     failing = {r["check"]: r for r in results if r["status"] == "fail"}
-    assert set(failing) == {"randomness.through_primitives"}, sorted(failing)
-    message = failing["randomness.through_primitives"]["message"]
-    assert message.startswith("state kept between calls: replaying the same choices gave other paths"), message
-    assert "sum to 3/2" in message and failing["randomness.through_primitives"]["witness"]["x"] == 0
+    assert set(failing) == {"state.independent_calls"}, sorted(failing)
+    state = failing["state.independent_calls"]
+    assert state["message"].startswith("state kept across calls: call "), state["message"]
+    assert state["witness"]["x"] == 0 and state["witness"]["call"] > 4
+    status = {r["check"]: r["status"] for r in results}
+    assert status["randomness.through_primitives"] == "skipped"
 
 
 def test_function_that_never_returns_without_drawing_is_stopped_by_the_time_limit_exit_2(tmp_path):

@@ -17,31 +17,22 @@ import random
 
 import numpy as np
 
-from vetdp.core.measurement import AtomDomain, DiscreteDistance, MaxDivergence, Measurement
-from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON
+from tests.mutants.unseen_rr import _epsilon, _measurement, _validated
 from vetdp.sampling.primitives import sample_bernoulli_float, sample_uniform_int_below
 
 __all__ = [
     # wrong
     "map_wraps_to_zero_at_256",
     "map_zero_from_distance_70000",
+    "changes_on_the_50th_call",
+    "memoised_per_input",
+    "alternates_on_a_call_counter",
     # sound
     "map_group_privacy",
+    "lie_table_built_in_the_constructor",
+    "lie_table_built_on_the_first_call",
+    "counts_calls_for_telemetry",
 ]
-
-
-def _validated(categories, prob) -> tuple[list, float]:
-    cats = list(categories)
-    if len(cats) < 2 or len(set(cats)) != len(cats):
-        raise ValueError(f"categories={cats!r} must hold at least 2 distinct categories")
-    p = float(prob)
-    if not 1 / len(cats) <= p < 1:
-        raise ValueError(f"prob={prob!r} must be in [1/{len(cats)}, 1)")
-    return cats, p
-
-
-def _epsilon(p: float, t: int) -> float:
-    return RANDOMIZED_RESPONSE_EPSILON.to_float({"prob": p, "t": t})
 
 
 def _standard_function(cats: list, p: float):
@@ -61,11 +52,6 @@ def _standard_function(cats: list, p: float):
     return function
 
 
-def _measurement(cats: list, function, privacy_map, name: str) -> Measurement:
-    return Measurement(AtomDomain(type(cats[0])), DiscreteDistance(), MaxDivergence(), function, privacy_map,
-                       name=name)
-
-
 # ------------------------------------------------------------------ a distance far from 1
 
 def map_wraps_to_zero_at_256(categories, prob):
@@ -78,7 +64,7 @@ def map_wraps_to_zero_at_256(categories, prob):
         byte = d_in % 256
         return 0.0 if byte == 0 else eps
 
-    return _measurement(cats, _standard_function(cats, p), privacy_map, "map_wraps_to_zero_at_256")
+    return _measurement(cats, _standard_function(cats, p), eps, "map_wraps_to_zero_at_256", privacy_map)
 
 
 def map_zero_from_distance_70000(categories, prob):
@@ -93,7 +79,7 @@ def map_zero_from_distance_70000(categories, prob):
             return 0.0
         return eps
 
-    return _measurement(cats, _standard_function(cats, p), privacy_map, "map_zero_from_distance_70000")
+    return _measurement(cats, _standard_function(cats, p), eps, "map_zero_from_distance_70000", privacy_map)
 
 
 def map_group_privacy(categories, prob):
@@ -105,7 +91,98 @@ def map_group_privacy(categories, prob):
     def privacy_map(d_in: int) -> float:
         return math.nextafter(d_in * eps, math.inf) if d_in > 1 else (0.0 if d_in == 0 else eps)
 
-    return _measurement(cats, _standard_function(cats, p), privacy_map, "map_group_privacy")
+    return _measurement(cats, _standard_function(cats, p), eps, "map_group_privacy", privacy_map)
+
+
+
+# ------------------------------------------------------------------ state kept across calls
+
+def changes_on_the_50th_call(categories, prob):
+    """Defect: [``state.independent_calls``] "after 50 reports the user's answers are stable": from the 50th call
+    on, the truth is returned without noise. Each enumeration of one input takes a handful of calls, so whether
+    the enumeration meets the change depends on how many calls came before."""
+    cats, p = _validated(categories, prob)
+    noisy = _standard_function(cats, p)
+    calls = [0]
+
+    def function(x):
+        calls[0] += 1
+        return x if calls[0] >= 50 and x in cats else noisy(x)
+
+    return _measurement(cats, function, _epsilon(p, len(cats)), "changes_on_the_50th_call")
+
+
+def memoised_per_input(categories, prob):
+    """Defect: [``state.independent_calls``] the first answer for each input is cached and returned ever after
+    ("a stable report per value", without the spec's permanent-response accounting): two calls are one draw."""
+    cats, p = _validated(categories, prob)
+    noisy = _standard_function(cats, p)
+    memo: dict = {}
+
+    def function(x):
+        if x not in memo:
+            memo[x] = noisy(x)
+        return memo[x]
+
+    return _measurement(cats, function, _epsilon(p, len(cats)), "memoised_per_input")
+
+
+def alternates_on_a_call_counter(categories, prob):
+    """Defect: [``state.independent_calls``] to "save entropy" every second call answers with a uniform category
+    instead of randomized response: the law depends on the parity of a call counter."""
+    cats, p = _validated(categories, prob)
+    noisy = _standard_function(cats, p)
+    calls = [0]
+
+    def function(x):
+        calls[0] += 1
+        return cats[sample_uniform_int_below(len(cats))] if calls[0] % 2 == 0 else noisy(x)
+
+    return _measurement(cats, function, _epsilon(p, len(cats)), "alternates_on_a_call_counter")
+
+
+def lie_table_built_in_the_constructor(categories, prob):
+    """Sound: the t − 1 possible lies of every category are tabulated once, in the constructor, and only read."""
+    cats, p = _validated(categories, prob)
+    lies = {c: tuple(o for o in cats if o != c) for c in cats}
+    t = len(cats)
+
+    def function(x):
+        if x not in lies:
+            return cats[sample_uniform_int_below(t)]
+        return x if sample_bernoulli_float(p) else lies[x][sample_uniform_int_below(t - 1)]
+
+    return _measurement(cats, function, _epsilon(p, t), "lie_table_built_in_the_constructor")
+
+
+def lie_table_built_on_the_first_call(categories, prob):
+    """Sound: the table of lies is built lazily, on the first call, then cached: state written once, without
+    randomness, so every call still behaves as a fresh one."""
+    cats, p = _validated(categories, prob)
+    t = len(cats)
+    cache: dict = {}
+
+    def function(x):
+        if not cache:
+            cache.update({c: tuple(o for o in cats if o != c) for c in cats})
+        if x not in cache:
+            return cats[sample_uniform_int_below(t)]
+        return x if sample_bernoulli_float(p) else cache[x][sample_uniform_int_below(t - 1)]
+
+    return _measurement(cats, function, _epsilon(p, t), "lie_table_built_on_the_first_call")
+
+
+def counts_calls_for_telemetry(categories, prob):
+    """Sound: a call counter for telemetry that never reaches the output."""
+    cats, p = _validated(categories, prob)
+    noisy = _standard_function(cats, p)
+    stats = {"calls": 0}
+
+    def function(x):
+        stats["calls"] += 1
+        return noisy(x)
+
+    return _measurement(cats, function, _epsilon(p, len(cats)), "counts_calls_for_telemetry")
 
 
 _ = (random, np)  # the randomness variants below draw from these

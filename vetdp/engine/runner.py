@@ -131,8 +131,9 @@ __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evalu
 MEASUREMENT_CLAUSES = (
     "construct", "engine", "function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
     "privacy.rdp", "privacy.pld", "privacy.dominated",
-    "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives", "timing.constant_bytes",
-    "audit.distribution", "search.universal", "search.coverage",
+    "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives",
+    "randomness.cryptographic", "state.independent_calls", "timing.constant_bytes", "audit.distribution",
+    "search.universal", "search.coverage",
 )
 # Reported only when the code under test accepts what the spec rejects: privacy.sound[<bad id>] (the map against
 # the exact loss at accepted bad parameters) and privacy.outside[<kind>] (at accepted out-of-domain inputs).
@@ -438,8 +439,8 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             det = Finding(False, "the function draws randomness outside vetdp's primitives ("
                           + ", ".join(foreign) + "), so exact enumeration does not apply",
                           witness={"sources": foreign})
-        elif stateful:  # no foreign source to audit instead: the code keeps state, a finding decided exactly
-            det = stateful[0]
+        elif stateful:  # no foreign source to audit instead: the code keeps state (state.independent_calls)
+            det = _STATE_UNDECIDED
         elif product and product[0] is not None:
             how = ("for each input, one run with symbolic draws shows" if product[0] is _PER_INPUT else
                    "one symbolic run shows")
@@ -455,20 +456,30 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
                                                                deterministic_given_choices(m.inner, again, laws,
                                                                                            _budgets(cfg))})
             det = c.out.pop("randomness.through_primitives", det)
-        # state kept between calls is decided here, exactly; a stopped check has no verdict to fall back from
-        if not det.ok and cfg.fallback_opaque and not det.stopped and not det.message.startswith(STATE_KEPT):
+            if det.message.startswith(STATE_KEPT):  # the second enumeration's paths did not add up
+                stateful.append(det)
+                det = _STATE_UNDECIDED
+        # state kept between calls is decided exactly (state.independent_calls); a stopped check has no verdict to
+        # fall back from
+        if not det.ok and cfg.fallback_opaque and not det.stopped:
             _opaque(spec, m, params, inputs, cfg, c, audit_beta)
             c.out["randomness.through_primitives"] = Finding(
                 True, f"{det.message}; checked as opaque code instead (map against the exact law, samples audited)",
                 skipped=True, witness=det.witness)
+            c.out["state.independent_calls"] = _STATE_FOREIGN
             _outside_truth(spec, m, params, inputs, cfg, c, None)
             return c.out
         c.out["randomness.through_primitives"] = det
-        if det.ok:
+        if det.ok and not stateful:
             _exact_clauses(spec, m, params, c, cfg, raw, laws, container)
             exact = bool(laws) and all(k.complete for k in laws.values())
             _outside_truth(spec, m, params, inputs, cfg, c, {x: k.dist for x, k in laws.items()} if exact else None,
                            enumerable=True)
+    if foreign:
+        c.out["state.independent_calls"] = _STATE_FOREIGN
+    else:
+        c.run(("state.independent_calls",), lambda: {"state.independent_calls": _independent_calls(
+            spec, ctor, params, cfg, inputs, stateful)})
     if spec.constant_time_param is not None:
         c.run(("timing.constant_bytes",),
               lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
@@ -488,6 +499,26 @@ def _public(spec: MeasurementSpec, m: Any, params: dict, inputs: list, c: _Claus
         return found or {}
 
     return not c.run(PUBLIC_CLAUSES, decide) or applied == [True]
+
+
+_STATE_UNDECIDED = Finding(True, "not decided: the code keeps state between calls (see state.independent_calls), so "
+                           "replaying the primitives' choices does not reproduce a call", skipped=True)
+_STATE_FOREIGN = Finding(True, "not checked: the code draws randomness outside vetdp's primitives (see "
+                         "randomness.through_primitives), so its calls are not driven by vetdp's choices", skipped=True)
+
+
+def _independent_calls(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConfig, inputs: list,
+                       stateful: list[Finding]) -> Finding:
+    """``state.independent_calls`` (:mod:`vetdp.engine.calls`) on measurements built afresh from ``params``; when it
+    sees nothing but the enumeration's paths did not add up (``stateful``: state outside the measurement, e.g. a
+    module global), that is its finding."""
+    from vetdp.engine.calls import independent_calls
+
+    ok, message, witness = independent_calls(lambda: _build(spec, ctor, params, cfg), inputs, show)
+    if not ok or not stateful:
+        return Finding(ok, message, witness=witness)
+    return dataclasses.replace(stateful[0], message=f"{stateful[0].message} ({message}: the state is kept outside "
+                               "the measurements built afresh, or changes only after more calls)")
 
 
 PRODUCT_FROM_PATHS = 4096  # an input enumerated with more paths: the other inputs' laws from the product structure
@@ -1167,6 +1198,8 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                             "probability (raise it with --samples)")
                 if clause in ("privacy.distance", "privacy.monotone"):
                     msg += _distances_note(applicable)
+                elif clause == "state.independent_calls":  # the work it rests on, e.g. "256 calls on one ..."
+                    msg += f"; e.g. {applicable[0].message}"
                 else:
                     refusals = sorted({f.message for f in applicable if "refused" in f.message})
                     if refusals:
