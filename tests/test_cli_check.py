@@ -4,6 +4,7 @@ import json
 import random
 import xml.etree.ElementTree as ET
 
+import pytest
 from click.testing import CliRunner
 
 from vetdp.cli import main
@@ -117,16 +118,19 @@ def test_verify_checks_code_with_its_own_randomness_as_opaque(tmp_path):
 FOREIGN = "tests/mutants/foreign_variants.py"
 
 
-def test_verify_sees_foreign_randomness_even_when_reruns_agree(tmp_path):
-    # prob = 1 − 2⁻⁵³: the foreign draws (Python's random) practically always keep the truth, so two runs
-    # agree; a coincidence test took one run for the exact law (loss inf). Watching the calls decides it.
+@pytest.mark.parametrize("impl,exit_code", [("rr_secrets", 0), ("rr_random", 1)])
+def test_verify_sees_foreign_randomness_even_when_reruns_agree(tmp_path, impl, exit_code):
+    # prob = 1 − 2⁻⁵³: the foreign draws practically always keep the truth, so two runs agree; a coincidence test
+    # took one run for the exact law (loss inf). Watching the calls decides it, and names the source: the OS's
+    # CSPRNG (secrets) passes, Python's random (Mersenne Twister) fails randomness.cryptographic only
     out = tmp_path / "r.json"
-    result = invoke("verify", "randomized_response", "--impl", f"{FOREIGN}:rr_random", "--params",
+    result = invoke("verify", "randomized_response", "--impl", f"{FOREIGN}:{impl}", "--params",
                     '{"categories": [0, 1, 2], "prob": 0.9999999999999999}', "--json", str(out))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     clauses = {r["check"]: r["status"] for r in json.loads(out.read_text())["results"]}
     assert clauses["randomness.through_primitives"] == "skipped"
     assert clauses["audit.distribution"] == "pass" and clauses["privacy.sound"] == "pass"
+    assert clauses["randomness.cryptographic"] == ("pass" if exit_code == 0 else "fail")
 
 
 def test_verify_flags_a_foreign_rr_keeping_the_truth_003_too_rarely(tmp_path):
@@ -136,6 +140,6 @@ def test_verify_flags_a_foreign_rr_keeping_the_truth_003_too_rarely(tmp_path):
                     '{"categories": [0, 1, 2], "prob": 0.5}', "--json", str(out))
     assert result.exit_code == 1, result.output
     failing = {r["check"]: r for r in json.loads(out.read_text())["results"] if r["status"] == "fail"}
-    assert set(failing) == {"audit.distribution"}
+    assert set(failing) == {"audit.distribution", "randomness.cryptographic"}  # the law, and Python's random
     assert failing["audit.distribution"]["witness"]["detectable_deviation"] < 0.03
     assert "detects a deviation of about" in failing["audit.distribution"]["message"]

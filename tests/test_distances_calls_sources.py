@@ -257,3 +257,52 @@ def test_paths_that_do_not_add_up_are_the_state_clauses_finding_when_fresh_measu
     assert r.message.startswith("state kept between calls: replaying the same choices gave other paths"), r.message
     assert "sum to 3/2" in r.message and "(256 calls: nothing seen: the state is kept outside" in r.message
     assert by_clause["randomness.through_primitives"].status is Status.SKIPPED
+
+
+# ------------------------------------------------------------------ 4. a predictable source
+
+PREDICTABLE = [(distances_calls_sources.module_random_with_constant_seed, "random.Random.getrandbits"),
+               (distances_calls_sources.numpy_default_rng_seeded, "numpy.random.Generator (state changed: a draw)"),
+               (distances_calls_sources.random_seed_then_module_functions, "random.random (module-level random)")]
+
+
+@pytest.mark.parametrize("variant,source", PREDICTABLE, ids=[v.__name__ for v, _ in PREDICTABLE])
+def test_a_non_cryptographic_generator_is_rejected_with_its_name_even_with_right_frequencies(variant, source):
+    by_clause = results_of(RR, variant, RR3)
+    r = by_clause["randomness.cryptographic"]
+    assert r.status is Status.FAIL, r.message
+    assert r.message.startswith("draws from a non-cryptographic generator: ") and source in r.witness["sources"]
+    assert r.repro.startswith("vetdp verify randomized_response --impl tests.mutants --params ")
+    # the frequencies are exactly right: the audit cannot see it, and the map is right
+    for clause in ("audit.distribution", "privacy.sound"):
+        assert by_clause[clause].status is Status.PASS, (clause, by_clause[clause].message)
+    failing = {c for c, x in by_clause.items() if x.status.is_failure}
+    assert failing == {"randomness.cryptographic"}, failing
+
+
+def test_the_operating_systems_csprng_passes_and_its_samples_are_audited():
+    by_clause = results_of(RR, distances_calls_sources.system_random_coin, RR3)
+    assert not {c for c, x in by_clause.items() if x.status.is_failure}
+    assert by_clause["randomness.cryptographic"].status is Status.PASS
+    assert "os.urandom via random.SystemRandom" in by_clause["randomness.cryptographic"].message
+    assert by_clause["audit.distribution"].status is Status.PASS
+
+
+def test_vetdps_primitives_are_the_cryptographic_source_and_check_fails_both_clauses_for_a_seeded_one():
+    ours = results_of(RR, None, RR3)
+    assert ours["randomness.cryptographic"].status is Status.PASS
+    assert "no source of randomness but vetdp's primitives" in ours["randomness.cryptographic"].message
+    check = RunConfig(max_examples=3, impl_ref="tests.mutants", strict_messages=False)  # vetdp check: no fallback
+    by_clause = results_of(RR, distances_calls_sources.module_random_with_constant_seed, RR3, cfg=check)
+    assert by_clause["randomness.through_primitives"].status is Status.FAIL
+    assert by_clause["randomness.cryptographic"].status is Status.FAIL
+
+
+def test_an_unexplained_nondeterminism_leaves_the_source_undecided():
+    from vetdp.engine.clauses import cryptographic_finding
+
+    f = cryptographic_finding([], unexplained=True)
+    assert not f.ok and f.undecided and "no known source of randomness was seen" in f.message
+    assert cryptographic_finding(["os.urandom via secrets.randbelow"]).ok
+    assert not cryptographic_finding(["os.urandom via secrets.randbelow", "numpy.random BitGenerator construction "
+                                      "(default_rng, RandomState, PCG64, ...)"]).ok

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import math
 import random
+from fractions import Fraction
 
 import numpy as np
 
+from tests.mutants.foreign_variants import _numpy_coin, _random_coin, _rr_function
 from tests.mutants.unseen_rr import _epsilon, _measurement, _validated
 from vetdp.sampling.primitives import sample_bernoulli_float, sample_uniform_int_below
 
@@ -27,11 +29,15 @@ __all__ = [
     "changes_on_the_50th_call",
     "memoised_per_input",
     "alternates_on_a_call_counter",
+    "module_random_with_constant_seed",
+    "numpy_default_rng_seeded",
+    "random_seed_then_module_functions",
     # sound
     "map_group_privacy",
     "lie_table_built_in_the_constructor",
     "lie_table_built_on_the_first_call",
     "counts_calls_for_telemetry",
+    "system_random_coin",
 ]
 
 
@@ -185,4 +191,45 @@ def counts_calls_for_telemetry(categories, prob):
     return _measurement(cats, function, _epsilon(p, len(cats)), "counts_calls_for_telemetry")
 
 
-_ = (random, np)  # the randomness variants below draw from these
+
+# ------------------------------------------------------------------ a predictable source
+#
+# Each samples the exact law of randomized response (a coin compared with prob's numerator, uniform integers by
+# exact samplers): the frequencies are right, only the generator is wrong.
+
+_SEEDED = random.Random(0)  # module level, constant seed: the same stream in every process
+
+
+def module_random_with_constant_seed(categories, prob):
+    """Defect: [``randomness.cryptographic``] draws from a module-level ``random.Random(0)``: the whole stream of
+    answers is known in advance, although its frequencies are exactly right."""
+    cats, p = _validated(categories, prob)
+    function = _rr_function(cats, _random_coin(_SEEDED, Fraction(p)), _SEEDED.randrange)
+    return _measurement(cats, function, _epsilon(p, len(cats)), "module_random_with_constant_seed")
+
+
+def numpy_default_rng_seeded(categories, prob):
+    """Defect: [``randomness.cryptographic``] builds ``np.random.default_rng(42)`` in the constructor (PCG64 with a
+    constant seed) and draws from it."""
+    cats, p = _validated(categories, prob)
+    rng = np.random.default_rng(42)
+    function = _rr_function(cats, _numpy_coin(rng, Fraction(p)), lambda n: int(rng.integers(n)))
+    return _measurement(cats, function, _epsilon(p, len(cats)), "numpy_default_rng_seeded")
+
+
+def random_seed_then_module_functions(categories, prob):
+    """Defect: [``randomness.cryptographic``] ``random.seed(1)`` in the constructor "for reproducible reports",
+    then ``random.random() < prob`` and ``random.randrange``: the Mersenne Twister of the random module."""
+    cats, p = _validated(categories, prob)
+    random.seed(1)
+    function = _rr_function(cats, lambda: random.random() < p, random.randrange)
+    return _measurement(cats, function, _epsilon(p, len(cats)), "random_seed_then_module_functions")
+
+
+def system_random_coin(categories, prob):
+    """Sound: draws from ``random.SystemRandom`` (the operating system's CSPRNG) at exactly the right rates; not
+    enumerable, so its samples are audited, and its source passes ``randomness.cryptographic``."""
+    cats, p = _validated(categories, prob)
+    source = random.SystemRandom()
+    function = _rr_function(cats, _random_coin(source, Fraction(p)), source.randrange)
+    return _measurement(cats, function, _epsilon(p, len(cats)), "system_random_coin")

@@ -7,8 +7,9 @@ must see the foreign draws, check the map against the exact law, and audit the s
 
 Correct ones sample the exact law (Bernoulli(p) by comparing a uniform integer below the
 power of two that is p's denominator with p's numerator; uniform choices by exact integer
-samplers). The ``*_keep_low`` ones keep the truth (RR) or each bit (RAPPOR) with a
-probability 0.03 too low: the audit must flag them.
+samplers); those drawing from NumPy or Python's ``random`` still fail ``randomness.cryptographic``
+(predictable generators), only ``secrets`` passes it. The ``*_keep_low`` ones keep the truth (RR) or
+each bit (RAPPOR) with a probability 0.03 too low: the audit must flag them.
 
 The randomness of each family comes from one module-level factory (``numpy_generator``,
 ``python_random``), so a test can make a run reproducible by patching it; ``vetdp

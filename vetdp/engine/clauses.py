@@ -40,6 +40,7 @@ __all__ = [
     "data_independent_errors",
     "state_kept_finding",
     "STATE_KEPT",
+    "cryptographic_finding",
     "rejects_outside",
     "deterministic_given_choices",
     "law_with_residual",
@@ -541,6 +542,30 @@ def deterministic_given_choices(m: Any, inputs: list, laws: dict, budgets: dict)
             return Finding(False, "the function's output is not determined by the primitives' choices: it draws "
                            "randomness elsewhere, so exact enumeration does not apply", witness={"x": show(x)})
     return Finding(True, "all randomness flows through vetdp's primitives")
+
+
+def cryptographic_finding(sources: list[str], unexplained: bool = False) -> Finding:
+    """``randomness.cryptographic``: every source of randomness the code drew from (``sources``, the labels of
+    :func:`vetdp.engine.foreign.watch_foreign_randomness`; none: vetdp's primitives only, which read ``os.urandom``)
+    is the operating system's CSPRNG. A non-cryptographic generator fails with its name, whatever its
+    frequencies; ``unexplained`` (the output is not determined by the primitives' choices, yet no known source was
+    seen: a clock, another thread, compiled code) leaves it undecided."""
+    from vetdp.engine.foreign import non_cryptographic
+
+    weak = non_cryptographic(sources)
+    if weak:
+        return Finding(False, "draws from a non-cryptographic generator: " + ", ".join(weak) + "; its outputs are "
+                       "predictable from its seed or from earlier outputs (Mersenne Twister, PCG64), whatever their "
+                       "frequencies: draw through vetdp's primitives (os.urandom) instead", witness={"sources": weak})
+    if sources:
+        return Finding(True, "draws from the operating system's CSPRNG only (" + ", ".join(sources) + "); its law is "
+                       "judged by the audit (audit.distribution)")
+    if unexplained:
+        return Finding(False, "undecided: the output is not determined by vetdp's primitives' choices, yet no known "
+                       "source of randomness was seen (a clock, another thread, compiled code): whether it is "
+                       "cryptographic cannot be told", undecided=True)
+    return Finding(True, "no source of randomness but vetdp's primitives (which read os.urandom) on any enumerated "
+                   "path")
 
 
 def law_with_residual(laws: dict, law: Callable[[Any], dict], source: str) -> Finding:

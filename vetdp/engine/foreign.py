@@ -53,7 +53,8 @@ from typing import Any
 
 from vetdp.sampling.sources import RecordingSource, SystemSource, current_source
 
-__all__ = ["ForeignUse", "Determinism", "watch_foreign_randomness", "check_determinism", "reachable_generators"]
+__all__ = ["ForeignUse", "Determinism", "watch_foreign_randomness", "check_determinism", "reachable_generators",
+           "non_cryptographic"]
 
 _URANDOM_FUNCTIONS = tuple(f for f in (getattr(os, "urandom", None), getattr(os, "getrandom", None)) if f is not None)
 _SYSTEM_SOURCE_CODE = SystemSource.random_bytes.__code__
@@ -338,6 +339,14 @@ def watch_foreign_randomness(*roots: Any, scan_heap: bool = True) -> Iterator[Fo
                 changed = True
             if changed:
                 record._add(_label(g))
+
+
+def non_cryptographic(sources: Iterable[str]) -> list[str]:
+    """The sources seen by :func:`watch_foreign_randomness` (its labels) that are not the operating system's CSPRNG:
+    everything but ``os.urandom``/``os.getrandom``, called directly or by ``secrets`` and ``random.SystemRandom``.
+    Python's ``random.Random`` (Mersenne Twister: 624 outputs give its state) and NumPy's generators (PCG64 and the
+    legacy MT19937, seeded or not) are predictable from their seed or their outputs."""
+    return [s for s in sources if not s.startswith(("os.urandom", "os.getrandom"))]
 
 
 # ------------------------------------------------------------------ determinism of enumeration

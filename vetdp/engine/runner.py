@@ -75,6 +75,7 @@ from vetdp.engine.clauses import (
     accepted_outside,
     beyond_preconditions_finding,
     constant_bytes,
+    cryptographic_finding,
     data_independent_errors,
     deterministic_given_choices,
     distance_findings,
@@ -459,6 +460,7 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             if det.message.startswith(STATE_KEPT):  # the second enumeration's paths did not add up
                 stateful.append(det)
                 det = _STATE_UNDECIDED
+        c.out["randomness.cryptographic"] = cryptographic_finding(foreign, unexplained=not det.ok and not det.stopped)
         # state kept between calls is decided exactly (state.independent_calls); a stopped check has no verdict to
         # fall back from
         if not det.ok and cfg.fallback_opaque and not det.stopped:
@@ -1198,7 +1200,7 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                             "probability (raise it with --samples)")
                 if clause in ("privacy.distance", "privacy.monotone"):
                     msg += _distances_note(applicable)
-                elif clause == "state.independent_calls":  # the work it rests on, e.g. "256 calls on one ..."
+                elif clause in ("state.independent_calls", "randomness.cryptographic"):  # e.g. "256 calls on ..."
                     msg += f"; e.g. {applicable[0].message}"
                 else:
                     refusals = sorted({f.message for f in applicable if "refused" in f.message})
