@@ -33,5 +33,5 @@ DEFAULT_MAX_REGIONS = 2_000
 DISTANCE_SWEEP = 1024
 # state.independent_calls: calls made on one measurement (cycling through every input and its first paths), each
 # compared path by path with a fresh measurement's first call (vetdp.engine.calls)
-STATE_CALLS = 256
+STATE_CALLS = 128
 DEFAULT_TIME_LIMIT = 600.0  # seconds of wall clock per clause and parameter set (--time-limit): a safety net only

@@ -7,8 +7,9 @@ output) breaks it, and is caught by enumeration only by accident (paths that do 
 on purpose, with its work stated in calls:
 
 1. **Fresh first calls.** For every input, the first paths of a fresh measurement's first call (a new measurement
-   built per path, shallowest choice prefixes first, at most ``paths`` per input and :data:`REFERENCE_CHOICES`
-   choices each): output, choices and exact probability of each.
+   built per path, shallowest choice prefixes first, :data:`REFERENCE_PATHS` shared out over the inputs, at least 2
+   and at most ``paths`` per input, of at most :data:`REFERENCE_CHOICES` choices each): output, choices and exact
+   probability of each.
 2. **One measurement, many calls.** One measurement is called ``calls`` times, cycling through every (input, path)
    pair (in order, then in seeded shuffled orders), each call driven by that path's choices. Every call must
    return what the fresh first call returned with the same choices: the same output, the same choices offered and
@@ -37,9 +38,11 @@ from vetdp.engine.budgets import STATE_CALLS
 from vetdp.engine.enumerate import Raised, freeze
 from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, SeededSource, use_source
 
-__all__ = ["Path", "first_call_paths", "independent_calls", "REFERENCE_CHOICES", "PAIR_PATHS", "PAIR_INPUTS"]
+__all__ = ["Path", "first_call_paths", "independent_calls", "REFERENCE_CHOICES", "REFERENCE_PATHS", "PAIR_PATHS",
+           "PAIR_INPUTS"]
 
 REFERENCE_CHOICES = 64  # random choices one reference path may make (deeper paths are not used as references)
+REFERENCE_PATHS = 32  # fresh first-call paths over all inputs (at least 2 per input, at most ``paths``)
 PAIR_PATHS = 64  # paths of two calls enumerated together, per input (more: that input's pair is not checked)
 PAIR_INPUTS = 4  # inputs whose two calls are enumerated together (the first ones with a complete first-call law)
 
@@ -123,8 +126,8 @@ def independent_calls(build: Callable[[], Any], inputs: list, show: Callable[[An
     """(ok, message, witness): whether ``calls`` calls of one measurement built by ``build()`` each behave as a
     fresh measurement's first call, path by path, and two calls are independent (module docstring). ``inputs``
     are the spec's in-domain inputs; ``show`` renders inputs and outputs for the report. Work: at most
-    512 fresh measurements (``paths`` per input), ``calls`` calls on one, and PAIR_INPUTS·PAIR_PATHS two-call
-    runs."""
+    max(REFERENCE_PATHS, 2·len(inputs)) fresh measurements, ``calls`` calls on one, and PAIR_INPUTS·PAIR_PATHS
+    two-call runs."""
     def fresh() -> Any:  # every measurement built alike, even by a constructor that draws randomness
         with use_source(SeededSource(b"vetdp state.independent_calls")):
             return build()
@@ -132,7 +135,7 @@ def independent_calls(build: Callable[[], Any], inputs: list, show: Callable[[An
     keyed: dict[Any, Any] = {}
     for x in inputs:
         keyed.setdefault(freeze(x), x)
-    per_input = max(2, min(paths, 512 // max(1, len(keyed))))
+    per_input = max(2, min(paths, REFERENCE_PATHS // max(1, len(keyed))))
     references: list[tuple[Any, Path]] = []
     complete: dict[Any, list[Path]] = {}
     for key, x in keyed.items():

@@ -5,9 +5,11 @@ constant from the largest distance D between two inputs on. So map(d) is sound f
 each d <= D and not below L(D) beyond, and monotone once it never decreases. Two questions remain: at which d to
 evaluate the map, and when those values decide every d (:func:`survey_map`).
 
-* **Evaluated** (always): on plain ints, at every d_in up to :data:`~vetdp.engine.budgets.DISTANCE_SWEEP` (or D,
-  if larger) and at the landmarks 2^j − 1, 2^j, 2^j + 1 (j <= 64) and 10^j (j <= 19), where word sizes and
-  wrap-arounds live: a map that wraps to 0 at d_in = 256 is evaluated there.
+* **Evaluated** (always): on plain ints, at the landmarks 2^j − 1, 2^j, 2^j + 1 (j <= 64) and 10^j (j <= 19),
+  where word sizes and wrap-arounds live (a map that wraps to 0 at d_in = 256 is evaluated there), and at every
+  d_in up to :data:`~vetdp.engine.budgets.DISTANCE_SWEEP` (or D, if larger); where the trace decides, up to
+  :data:`TRACED_SWEEP` only, plus every d_in of a region where the map computes with d_in that ends within
+  DISTANCE_SWEEP.
 * **Traced** (when the code allows): the map runs on a traced d_in, an int whose every comparison with a constant
   branches over the interval of d_in values on either side, the way the enumerating source branches over random
   choices. Each run follows one region (an interval of d_in) on which every comparison the code made has one
@@ -37,10 +39,11 @@ from typing import Any
 from vetdp.engine.budgets import DISTANCE_SWEEP
 
 __all__ = ["TracedDistance", "Region", "MapSurvey", "survey_map", "landmarks", "TRACE_REGIONS",
-           "TRACE_COMPARISONS"]
+           "TRACE_COMPARISONS", "TRACED_SWEEP"]
 
 TRACE_REGIONS = 64  # runs of the map on a traced d_in (one region each); more: the trace is not used
 TRACE_COMPARISONS = 256  # comparisons with d_in in one run; more: the trace is not used
+TRACED_SWEEP = 64  # where the trace decides, every d_in up to this is evaluated (else up to DISTANCE_SWEEP)
 
 
 def landmarks() -> list[int]:
@@ -267,19 +270,24 @@ def survey_map(call: Callable[[int], Any], traced: Callable[[Any], Any] | None, 
     :class:`TracedDistance` (None: not traced); ``top`` the largest d_in that must be evaluated one by one (at
     least :data:`DISTANCE_SWEEP`). Work: the evaluated points (about ``top`` + 200) plus at most TRACE_REGIONS runs.
     """
-    top = max(top, DISTANCE_SWEEP)
-    wanted = set(range(top + 1)) | set(landmarks())
     regions, why = _trace(traced) if traced is not None else (None, "the map is not traced")
-    if regions is not None:
-        for r in regions:  # each region's ends and the points next to them, where its outcome is confirmed
-            wanted |= {r.lo, r.lo + 1} | (set() if r.hi is None else {r.hi, max(r.lo, r.hi - 1)})
+    # every d_in up to the sweep where the trace does not decide; where it does, the small d_in, the regions' ends
+    # and the landmarks, and every d_in of a computed region that ends within the sweep
+    traced_to = max(top, TRACED_SWEEP)
+    if regions is None or any(r.outcome is None and (r.hi is None or r.hi > DISTANCE_SWEEP) for r in regions):
+        traced_to = top = max(top, DISTANCE_SWEEP)
+    wanted = set(range(traced_to + 1)) | set(landmarks())
+    for r in regions or ():
+        wanted |= {r.lo, r.lo + 1} | (set() if r.hi is None else {r.hi, max(r.lo, r.hi - 1)})
+        if r.outcome is None and r.hi is not None and r.hi <= DISTANCE_SWEEP:
+            wanted |= set(range(r.lo, r.hi + 1))
     points: dict[int, Any] = {}
     for d in sorted(wanted):
         try:
             points[d] = call(d)
         except Exception as e:  # noqa: BLE001 - the raise is the map's outcome at d
             points[d] = e
-    sweep = f"evaluated at every d_in <= {top} and at 2^j − 1, 2^j, 2^j + 1 (j <= 64) and 10^j (j <= 19)"
+    sweep = f"evaluated at every d_in <= {traced_to} and at 2^j − 1, 2^j, 2^j + 1 (j <= 64) and 10^j (j <= 19)"
     if regions is None:
         return MapSurvey(points, None, False, f"{sweep} ({why})")
     for r in regions:
@@ -290,10 +298,9 @@ def survey_map(call: Callable[[int], Any], traced: Callable[[Any], Any] | None, 
             return MapSurvey(points, None, False, f"{sweep} (its trace is not used: traced as {r.describe()}, but "
                              f"map({differs}) gives {_outcome(points[differs])[1]!r})")
     shown = ", ".join(r.describe() for r in regions[:6]) + (", ..." if len(regions) > 6 else "")
-    beyond = [r for r in regions if r.hi is None or r.hi > top]
-    if all(r.outcome is not None for r in beyond):
-        return MapSurvey(points, tuple(regions), True, f"for every d_in >= 0: {len(regions)} traced regions "
-                         f"({shown}), each confirmed at its ends; {sweep}")
-    computed = next(r for r in beyond if r.outcome is None)
+    beyond = [r for r in regions if r.outcome is None and (r.hi is None or r.hi > DISTANCE_SWEEP)]
+    if not beyond:
+        return MapSurvey(points, tuple(regions), True, f"for every d_in >= 0: {len(regions)} traced "
+                         f"region{'s' if len(regions) > 1 else ''} ({shown}), each confirmed at its ends; {sweep}")
     return MapSurvey(points, tuple(regions), False, f"{sweep} (beyond, not decided: the map computes with d_in on "
-                     f"{computed.describe().removesuffix(' computed')})")
+                     f"{beyond[0].describe().removesuffix(' computed')})")

@@ -935,7 +935,7 @@ def _distances_note(applicable: list[Finding]) -> str:
     if others:
         note += f"; the others {others[0]}"
     elif universal:  # e.g. "for every d_in >= 0: 3 traced regions ({0} 0.0, {1} 1.09, [2, inf] raises ...)"
-        text = universal[0].message
+        text = max((f.message for f in universal), key=len)  # the most regions, not a degenerate map (ε = 0)
         note += f" ({text[text.index('for every d_in >= 0: ') + 21:].split('; ')[0]})"
     refusals = sorted({part for f in applicable for part in f.message.split("; ") if part.startswith("refused")})
     return note + (f"; {refusals[0]}" if refusals else "")
@@ -1200,7 +1200,7 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                             "probability (raise it with --samples)")
                 if clause in ("privacy.distance", "privacy.monotone"):
                     msg += _distances_note(applicable)
-                elif clause in ("state.independent_calls", "randomness.cryptographic"):  # e.g. "256 calls on ..."
+                elif clause in ("state.independent_calls", "randomness.cryptographic"):  # e.g. "128 calls on ..."
                     msg += f"; e.g. {applicable[0].message}"
                 else:
                     refusals = sorted({f.message for f in applicable if "refused" in f.message})
