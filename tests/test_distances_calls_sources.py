@@ -98,6 +98,7 @@ def test_trace_regions_and_their_confirmation():
 
     survey = survey_map(reads_its_digits, reads_its_digits, 3)
     assert not survey.universal and "its trace is not used: traced as [0, inf] 0.0, but map(1) gives 0.5" in survey.how
+    assert survey.how.startswith("evaluated at every d_in <= 1024") and set(range(1025)) <= set(survey.points)
 
     def branches(d):
         return float(sum(d == i for i in range(100)))

@@ -282,25 +282,33 @@ def survey_map(call: Callable[[int], Any], traced: Callable[[Any], Any] | None, 
         if r.outcome is None and r.hi is not None and r.hi <= DISTANCE_SWEEP:
             wanted |= set(range(r.lo, r.hi + 1))
     points: dict[int, Any] = {}
-    for d in sorted(wanted):
-        try:
-            points[d] = call(d)
-        except Exception as e:  # noqa: BLE001 - the raise is the map's outcome at d
-            points[d] = e
-    sweep = f"evaluated at every d_in <= {traced_to} and at 2^j − 1, 2^j, 2^j + 1 (j <= 64) and 10^j (j <= 19)"
+
+    def evaluate(ds: set[int]) -> None:
+        for d in sorted(ds - set(points)):
+            try:
+                points[d] = call(d)
+            except Exception as e:  # noqa: BLE001 - the raise is the map's outcome at d
+                points[d] = e
+
+    def sweep(to: int) -> str:
+        return f"evaluated at every d_in <= {to} and at 2^j − 1, 2^j, 2^j + 1 (j <= 64) and 10^j (j <= 19)"
+
+    evaluate(wanted)
     if regions is None:
-        return MapSurvey(points, None, False, f"{sweep} ({why})")
+        return MapSurvey(points, None, False, f"{sweep(traced_to)} ({why})")
     for r in regions:
         if r.outcome is None:
             continue
         differs = next((d for d in points if d in r and _outcome(points[d]) != r.outcome), None)
-        if differs is not None:
-            return MapSurvey(points, None, False, f"{sweep} (its trace is not used: traced as {r.describe()}, but "
-                             f"map({differs}) gives {_outcome(points[differs])[1]!r})")
+        if differs is not None:  # the trace is withdrawn: every d_in up to the full sweep is evaluated
+            evaluate(set(range(max(top, DISTANCE_SWEEP) + 1)))
+            return MapSurvey(points, None, False, f"{sweep(max(top, DISTANCE_SWEEP))} (its trace is not used: "
+                             f"traced as {r.describe()}, but map({differs}) gives {_outcome(points[differs])[1]!r})")
     shown = ", ".join(r.describe() for r in regions[:6]) + (", ..." if len(regions) > 6 else "")
     beyond = [r for r in regions if r.outcome is None and (r.hi is None or r.hi > DISTANCE_SWEEP)]
     if not beyond:
         return MapSurvey(points, tuple(regions), True, f"for every d_in >= 0: {len(regions)} traced "
-                         f"region{'s' if len(regions) > 1 else ''} ({shown}), each confirmed at its ends; {sweep}")
-    return MapSurvey(points, tuple(regions), False, f"{sweep} (beyond, not decided: the map computes with d_in on "
-                     f"{beyond[0].describe().removesuffix(' computed')})")
+                         f"region{'s' if len(regions) > 1 else ''} ({shown}), each confirmed at its ends; "
+                         f"{sweep(traced_to)}")
+    return MapSurvey(points, tuple(regions), False, f"{sweep(traced_to)} (beyond, not decided: the map computes with "
+                     f"d_in on {beyond[0].describe().removesuffix(' computed')})")
