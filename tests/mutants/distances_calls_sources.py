@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from tests.mutants.foreign_variants import _numpy_coin, _random_coin, _rr_function
-from tests.mutants.unseen_rr import _epsilon, _measurement, _validated
+from tests.mutants.unseen_rr import _epsilon, _measurement, _validated, lie_by_rotation
 from vetdp.sampling.primitives import sample_bernoulli_float, sample_uniform_int_below
 
 __all__ = [
@@ -42,20 +42,9 @@ __all__ = [
 
 
 def _standard_function(cats: list, p: float):
-    """Categorical RR through vetdp's primitives: the truth with probability p, else a uniform other category."""
-    position = {c: i for i, c in enumerate(cats)}
-    t = len(cats)
-
-    def function(x):
-        i = position.get(x)
-        if i is None:
-            return cats[sample_uniform_int_below(t)]
-        if sample_bernoulli_float(p):
-            return x
-        j = sample_uniform_int_below(t - 1)
-        return cats[j + (j >= i)]
-
-    return function
+    """Categorical RR through vetdp's primitives (a sound variant's function: the truth with probability p, else a
+    uniform other category)."""
+    return lie_by_rotation(cats, p).function
 
 
 # ------------------------------------------------------------------ a distance far from 1

@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Any
 
 from vetdp.engine.budgets import DISTANCE_SWEEP
+from vetdp.engine.enumerate import _next_prefix  # the odometer over choices: the same over pieces of d_in
 
 __all__ = ["TracedDistance", "Region", "MapSurvey", "survey_map", "landmarks", "TRACE_REGIONS",
            "TRACE_COMPARISONS", "TRACED_SWEEP"]
@@ -253,14 +254,6 @@ def _trace(fn: Callable[[Any], Any]) -> tuple[list[Region] | None, str]:
         else:
             merged.append(r)
     return merged, ""
-
-
-def _next_prefix(trail: list[tuple[int, int]]) -> list[int] | None:
-    for pos in range(len(trail) - 1, -1, -1):
-        index, options = trail[pos]
-        if index + 1 < options:
-            return [i for i, _ in trail[:pos]] + [index + 1]
-    return None
 
 
 def survey_map(call: Callable[[int], Any], traced: Callable[[Any], Any] | None, top: int) -> MapSurvey:
