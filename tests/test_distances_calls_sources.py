@@ -262,7 +262,7 @@ def test_paths_that_do_not_add_up_are_the_state_clauses_finding_when_fresh_measu
 
 # ------------------------------------------------------------------ 4. a predictable source
 
-PREDICTABLE = [(distances_calls_sources.module_random_with_constant_seed, "random.Random.getrandbits"),
+PREDICTABLE = [(distances_calls_sources.module_random_with_constant_seed, "random.Random.randbytes"),
                (distances_calls_sources.numpy_default_rng_seeded, "numpy.random.Generator (state changed: a draw)"),
                (distances_calls_sources.random_seed_then_module_functions, "random.random (module-level random)")]
 

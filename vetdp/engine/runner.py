@@ -434,6 +434,10 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
         c.out.update({n: undecided for n in ("function.law", "privacy.sound", "privacy.tight",
                                              "errors.data_independent")})
         enumerated = False
+    if not foreign:  # decided first: a call counter met by the replays below is state, not foreign randomness
+        c.run(("state.independent_calls",), lambda: {"state.independent_calls": _independent_calls(
+            spec, ctor, params, cfg, inputs)})
+    state = c.out.get("state.independent_calls")
     if enumerated:
         det = Finding(True, "all randomness flows through vetdp's primitives")
         if foreign:
@@ -460,6 +464,8 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             if det.message.startswith(STATE_KEPT):  # the second enumeration's paths did not add up
                 stateful.append(det)
                 det = _STATE_UNDECIDED
+        if not foreign and not det.stopped and state is not None and not state.ok and not state.stopped:
+            det = _STATE_UNDECIDED  # the code keeps state, which the clause showed: its replays prove nothing
         c.out["randomness.cryptographic"] = cryptographic_finding(foreign, unexplained=not det.ok and not det.stopped)
         # state kept between calls is decided exactly (state.independent_calls); a stopped check has no verdict to
         # fall back from
@@ -468,20 +474,21 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
             c.out["randomness.through_primitives"] = Finding(
                 True, f"{det.message}; checked as opaque code instead (map against the exact law, samples audited)",
                 skipped=True, witness=det.witness)
-            c.out["state.independent_calls"] = _STATE_FOREIGN
+            c.out.setdefault("state.independent_calls", _STATE_FOREIGN)
             _outside_truth(spec, m, params, inputs, cfg, c, None)
             return c.out
         c.out["randomness.through_primitives"] = det
-        if det.ok and not stateful:
+        if det.ok and det is not _STATE_UNDECIDED:  # laws read off stateful code's calls are no law
             _exact_clauses(spec, m, params, c, cfg, raw, laws, container)
             exact = bool(laws) and all(k.complete for k in laws.values())
             _outside_truth(spec, m, params, inputs, cfg, c, {x: k.dist for x, k in laws.items()} if exact else None,
                            enumerable=True)
     if foreign:
         c.out["state.independent_calls"] = _STATE_FOREIGN
-    else:
-        c.run(("state.independent_calls",), lambda: {"state.independent_calls": _independent_calls(
-            spec, ctor, params, cfg, inputs, stateful)})
+    elif stateful and state is not None and state.ok and not state.skipped:
+        c.out["state.independent_calls"] = dataclasses.replace(
+            stateful[0], message=f"{stateful[0].message} ({state.message}: the state is kept outside the "
+            "measurements built afresh, or changes only after more calls)")
     if spec.constant_time_param is not None:
         c.run(("timing.constant_bytes",),
               lambda: {"timing.constant_bytes": constant_bytes(spec, m, params, inputs, cfg.seed)})
@@ -509,18 +516,14 @@ _STATE_FOREIGN = Finding(True, "not checked: the code draws randomness outside v
                          "randomness.through_primitives), so its calls are not driven by vetdp's choices", skipped=True)
 
 
-def _independent_calls(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConfig, inputs: list,
-                       stateful: list[Finding]) -> Finding:
-    """``state.independent_calls`` (:mod:`vetdp.engine.calls`) on measurements built afresh from ``params``; when it
-    sees nothing but the enumeration's paths did not add up (``stateful``: state outside the measurement, e.g. a
-    module global), that is its finding."""
+def _independent_calls(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConfig, inputs: list) -> Finding:
+    """``state.independent_calls`` (:mod:`vetdp.engine.calls`) on measurements built afresh from ``params``. When it
+    sees nothing but the enumeration's paths did not add up (state outside the measurement, e.g. a module global),
+    the caller makes that its finding."""
     from vetdp.engine.calls import independent_calls
 
     ok, message, witness = independent_calls(lambda: _build(spec, ctor, params, cfg), inputs, show)
-    if not ok or not stateful:
-        return Finding(ok, message, witness=witness)
-    return dataclasses.replace(stateful[0], message=f"{stateful[0].message} ({message}: the state is kept outside "
-                               "the measurements built afresh, or changes only after more calls)")
+    return Finding(ok, message, witness=witness)
 
 
 PRODUCT_FROM_PATHS = 4096  # an input enumerated with more paths: the other inputs' laws from the product structure
