@@ -208,7 +208,8 @@ def test_estimators_a_raising_variance_function_is_a_finding_an_engine_failure_i
 STATE_WRONG = [(distances_calls_sources.changes_on_the_50th_call, 50), (distances_calls_sources.memoised_per_input, 2),
                (distances_calls_sources.alternates_on_a_call_counter, 2)]
 STATE_SOUND = [distances_calls_sources.lie_table_built_in_the_constructor,
-               distances_calls_sources.lie_table_built_on_the_first_call, distances_calls_sources.counts_calls_for_telemetry]
+               distances_calls_sources.lie_table_built_on_the_first_call,
+               distances_calls_sources.counts_calls_for_telemetry]
 
 
 @pytest.mark.parametrize("variant,call", STATE_WRONG, ids=[v.__name__ for v, _ in STATE_WRONG])
@@ -248,15 +249,19 @@ def test_a_memo_that_keeps_the_marginal_law_fails_the_joint_law_of_two_calls():
 def test_paths_that_do_not_add_up_are_the_state_clauses_finding_when_fresh_measurements_show_nothing(monkeypatch):
     # state kept outside the measurements built afresh (or changing after more calls) is still seen by the
     # enumeration, whose paths' probabilities then sum to 3/2: that sum becomes state.independent_calls' finding
-    from tests.mutants import unseen_rr
-    from vetdp.engine import calls
+    from vetdp.engine import calls, runner
+    from vetdp.engine.enumerate import ReplayMismatch
 
-    monkeypatch.setattr(calls, "independent_calls", lambda *args, **kwargs: (True, "256 calls: nothing seen", None))
-    by_clause = results_of(RR, unseen_rr.answers_memoised_after_four_calls, RR3)
+    def replays_elsewhere(*args, **kwargs):
+        raise ReplayMismatch(Fraction(3, 2), 4)
+
+    monkeypatch.setattr(calls, "independent_calls", lambda *args, **kwargs: (True, "128 calls: nothing seen", None))
+    monkeypatch.setattr(runner, "enumerate_law", replays_elsewhere)
+    by_clause = results_of(RR, None, RR3)
     r = by_clause["state.independent_calls"]
     assert r.status is Status.FAIL and "engine" not in by_clause
     assert r.message.startswith("state kept between calls: replaying the same choices gave other paths"), r.message
-    assert "sum to 3/2" in r.message and "(256 calls: nothing seen: the state is kept outside" in r.message
+    assert "sum to 3/2" in r.message and "(128 calls: nothing seen: the state is kept outside" in r.message
     assert by_clause["randomness.through_primitives"].status is Status.SKIPPED
 
 

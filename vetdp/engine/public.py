@@ -259,16 +259,22 @@ def _run(function: Callable, arg: Any, source: _Conditioned) -> Any:
             out = function(arg)
         except NotEstablished:
             raise
-        except Exception as e:  # noqa: BLE001 - an exception is an outcome
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - an exception (sys.exit too) is an outcome
             if source.touched is not None:
                 raise NotEstablished(source.touched) from None
             if source.halted is not None:
                 raise NotEstablished(f"a run was halted: {source.halted}") from None
+            if isinstance(e, SystemExit):
+                return Raised("SystemExit", f"called sys.exit({e.code!r})")
             return Raised(type(e).__name__, str(e))
         if source.touched is not None:
             raise NotEstablished(source.touched)
         out = out.tolist() if type(out) not in (Sealed, _MemberToken) and hasattr(out, "tolist") else out
-        return freeze(source.slot(out))
+        slotted = source.slot(out)
+        try:
+            return freeze(slotted)
+        except TypeError as e:  # an unhashable output is the code's outcome, as in the enumerator
+            return Raised(type(e).__name__, str(e))
 
 
 def _shape(source: _Conditioned) -> Shape:
