@@ -8,6 +8,7 @@ configuration ``vetdp verify`` uses, on one parameter set each.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from fractions import Fraction
@@ -244,6 +245,37 @@ def test_a_memo_that_keeps_the_marginal_law_fails_the_joint_law_of_two_calls():
                                              spec.inputs(RR3), show, calls=0)
     assert not ok and "two calls of one measurement on 0 are not independent" in message, message
     assert witness["P[both]"] != witness["product"]
+
+
+def test_calls_are_compared_past_a_loop_that_first_options_never_leave_and_nothing_compared_is_undecided():
+    from vetdp.engine.calls import REFERENCE_CHOICES, independent_calls
+    from vetdp.engine.clauses import show
+    from vetdp.sampling import sample_bernoulli_float
+
+    calls = {"n": 0}
+
+    def geometric_then_memo(x):  # option 0 of the coin continues the loop: siblings end it, and the state is seen
+        calls["n"] += 1
+        n = 0
+        while sample_bernoulli_float(0.5):
+            n += 1
+        return (x + n + (calls["n"] > 3)) % 3
+
+    def endless(x):  # every path makes more choices than a reference may: nothing can be compared
+        for _ in range(REFERENCE_CHOICES + 1):
+            sample_bernoulli_float(0.5)
+        return x
+
+    from vetdp.impl import make_randomized_response
+
+    spec = find_spec(RR)
+    built = spec.build(make_randomized_response, RR3)
+    for function, verdict in ((geometric_then_memo, False), (endless, None)):
+        calls["n"] = 0
+        ok, message, _ = independent_calls(lambda f=function: dataclasses.replace(built, function=f),
+                                           spec.inputs(RR3), show)
+        assert ok is verdict, message
+    assert message.startswith("undecided: no path of a fresh first call ends within 64 random choices"), message
 
 
 def test_paths_that_do_not_add_up_are_the_state_clauses_finding_when_fresh_measurements_show_nothing(monkeypatch):

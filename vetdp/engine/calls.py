@@ -51,13 +51,14 @@ class Path:
     """One run: the choices taken (``indices``), the options offered at each (``options``), the exact
     probability, and the frozen output (or :class:`Raised`)."""
 
-    __slots__ = ("indices", "options", "probability", "output")
+    __slots__ = ("indices", "options", "probability", "output", "halted")
 
     def __init__(self, source: BranchingSource, output: Any):
         self.indices = tuple(i for i, _ in source.trail)
         self.options = tuple(n for _, n in source.trail)
         self.probability = source.probability
         self.output = output
+        self.halted = False  # set when the run made too many choices (then output is not known)
 
     def same_as(self, other: Path) -> bool:
         return (self.output, self.indices, self.options, self.probability) == (
@@ -74,13 +75,16 @@ def _outcome(call: Callable[[], Any]) -> Any:
         return Raised("SystemExit", f"called sys.exit({e.code!r})")
 
 
-def _run(call: Callable[[], Any], prefix: tuple[int, ...], max_choices: int) -> Path | None:
-    """``call()`` under the choices ``prefix`` (option 0 after it); None when it made more than ``max_choices``."""
+def _run(call: Callable[[], Any], prefix: tuple[int, ...], max_choices: int) -> Path:
+    """``call()`` under the choices ``prefix`` (option 0 after it). A run that made more than ``max_choices`` is
+    returned with ``halted`` set: its choices are known (its siblings may end sooner), its output is not."""
     source = BranchingSource(prefix, max_choices=max_choices)
     with use_source(source):
         out = _outcome(call)
     if isinstance(source.halted, PathLimitExceeded):
-        return None
+        path = Path(source, None)
+        path.halted = True
+        return path
     if source.halted is not None:  # e.g. the time limit: it ends the check
         raise source.halted
     return Path(source, out)
@@ -89,19 +93,23 @@ def _run(call: Callable[[], Any], prefix: tuple[int, ...], max_choices: int) -> 
 def first_call_paths(make: Callable[[], Callable[[], Any]], limit: int, max_choices: int = REFERENCE_CHOICES
                      ) -> tuple[list[Path], bool]:
     """Up to ``limit`` distinct paths of ``make()()`` (``make`` runs before the branching source is installed,
-    once per path), shallowest choice prefixes first, and whether they are all of its paths."""
+    once per path), shallowest choice prefixes first, and whether they are all of its paths. A run making more
+    than ``max_choices`` choices is no path, but its siblings are searched (a loop its first options never leave);
+    at most ``limit`` such runs are made."""
     heap: list[tuple[int, tuple[int, ...]]] = [(0, ())]
     found: list[Path] = []
     complete = True
+    halted = 0
     while heap:
-        if len(found) >= limit:
+        if len(found) >= limit or halted >= limit:
             return found, False
         _, prefix = heapq.heappop(heap)
         path = _run(make(), prefix, max_choices)
-        if path is None:
+        if path.halted:
             complete = False
-            continue
-        found.append(path)
+            halted += 1
+        else:
+            found.append(path)
         for pos in range(len(prefix), len(path.indices)):
             for k in range(path.options[pos]):
                 if k != path.indices[pos]:
@@ -122,12 +130,13 @@ def _show(y: Any, show: Callable[[Any], Any]) -> Any:
 
 
 def independent_calls(build: Callable[[], Any], inputs: list, show: Callable[[Any], Any], calls: int = STATE_CALLS,
-                      paths: int = 16) -> tuple[bool, str, dict | None]:
+                      paths: int = 16) -> tuple[bool | None, str, dict | None]:
     """(ok, message, witness): whether ``calls`` calls of one measurement built by ``build()`` each behave as a
     fresh measurement's first call, path by path, and two calls are independent (module docstring). ``inputs``
     are the spec's in-domain inputs; ``show`` renders inputs and outputs for the report. Work: at most
     max(REFERENCE_PATHS, 2·len(inputs)) fresh measurements, ``calls`` calls on one, and PAIR_INPUTS·PAIR_PATHS
-    two-call runs."""
+    two-call runs. ``ok`` is None (undecided) when no path of a fresh first call ends within
+    :data:`REFERENCE_CHOICES` choices: nothing was compared."""
     def fresh() -> Any:  # every measurement built alike, even by a constructor that draws randomness
         with use_source(SeededSource(b"vetdp state.independent_calls")):
             return build()
@@ -144,7 +153,8 @@ def independent_calls(build: Callable[[], Any], inputs: list, show: Callable[[An
         if done:
             complete[key] = found
     if not references:
-        return True, "no path of a first call within the reference's choices: nothing to compare", None
+        return None, (f"undecided: no path of a fresh first call ends within {REFERENCE_CHOICES} random choices, so "
+                      f"no call could be compared with it"), None
     n = max(calls, len(references)) if calls else 0  # calls = 0: the two-call check alone
     m = fresh()
     order = list(range(len(references)))
@@ -153,10 +163,10 @@ def independent_calls(build: Callable[[], Any], inputs: list, show: Callable[[An
             order = random.Random(j // len(references)).sample(range(len(references)), len(references))
         x, ref = references[order[j % len(references)]]
         got = _run(functools.partial(m, x), ref.indices, 2 * REFERENCE_CHOICES)
-        if got is None or not got.same_as(ref):
+        if got.halted or not got.same_as(ref):
             return False, _mismatch(j + 1, x, ref, got, show), {
                 "call": j + 1, "x": show(x), "choices": list(ref.indices[:16]),
-                "output": "more than 128 random choices" if got is None else _show(got.output, show),
+                "output": f"more than {2 * REFERENCE_CHOICES} random choices" if got.halted else _show(got.output, show),
                 "fresh first call": _show(ref.output, show)}
     pairs = 0
     for key, law_paths in list(complete.items())[:PAIR_INPUTS]:
@@ -190,11 +200,11 @@ def _twice(m: Any, x: Any) -> tuple:
     return (_outcome(functools.partial(m, x)), _outcome(functools.partial(m, x)))
 
 
-def _mismatch(call: int, x: Any, ref: Path, got: Path | None, show: Callable[[Any], Any]) -> str:
+def _mismatch(call: int, x: Any, ref: Path, got: Path, show: Callable[[Any], Any]) -> str:
     head = (f"state kept across calls: call {call} of one measurement, M({show(x)!r}) with the choices "
             f"{list(ref.indices[:16])}{' …' if len(ref.indices) > 16 else ''}, ")
     fresh = f"a fresh measurement's first call with the same choices returns {_show(ref.output, show)!r}"
-    if got is None:
+    if got.halted:
         return head + f"made more than {2 * REFERENCE_CHOICES} random choices, where {fresh}"
     said = f"returned {_show(got.output, show)!r} where {fresh}"
     if got.indices != ref.indices or got.options != ref.options:

@@ -523,6 +523,8 @@ def _independent_calls(spec: MeasurementSpec, ctor: Callable, params: dict, cfg:
     from vetdp.engine.calls import independent_calls
 
     ok, message, witness = independent_calls(lambda: _build(spec, ctor, params, cfg), inputs, show)
+    if ok is None:
+        return Finding(False, message, undecided=True)
     return Finding(ok, message, witness=witness)
 
 
