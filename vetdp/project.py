@@ -118,9 +118,13 @@ class Project:
 
 
 def _import(name: str, key: str, project: Project) -> Any:
+    """The module ``name`` of ``[tool.vetdp] key``, imported fenced (:mod:`vetdp.fence`): :class:`ProjectError` when
+    it cannot be found, :class:`vetdp.fence.UserCodeError` when its code fails (exits, raises, hangs)."""
+    from vetdp import fence
+
     try:
-        return importlib.import_module(name)
-    except ImportError as e:
+        return fence.import_module(name, f"{project.label}: [tool.vetdp] {key}:")
+    except ModuleNotFoundError as e:
         where = project.label
         path = ", ".join(str(p) for p in project.pythonpath) or "(none)"
         raise ProjectError(f"{where}: [tool.vetdp] {key} names {name!r}, which cannot be imported: {e} "

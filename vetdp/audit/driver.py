@@ -62,10 +62,7 @@ def draw_tally(sampler: Sampler, x: Any, n: int, chunk: int = DEFAULT_CHUNK,
     remaining = n
     while remaining:
         k = min(chunk, remaining)
-        out = sampler(x, k)
-        if len(out) != k:
-            raise ValueError(f"the sampler returned {len(out)} outputs for n={k}; it must return exactly n")
-        counts.update(tally(out))
+        counts.update(tally(_outputs(sampler(x, k), k)))
         remaining -= k
         if progress is not None:
             progress(k)
@@ -82,9 +79,19 @@ def _draw_chunk(task: tuple) -> Counter:
 
         with use_source(SeededSource(seed)):
             out = fn(x, k)
+    return tally(_outputs(out, k))
+
+
+def _outputs(out: Any, k: int) -> Any:
+    """``out`` when it is a sequence or array of ``k`` outputs; ValueError saying what the sampler returned
+    otherwise (None, a generator, a number, the wrong count)."""
+    if not hasattr(out, "__len__") or not hasattr(out, "__getitem__"):
+        kind = "a generator or iterator" if hasattr(out, "__next__") else type(out).__name__
+        raise ValueError(f"the sampler returned {kind} for n={k}; sampler(x, n) must return a list, tuple or array "
+                         "of the n outputs")
     if len(out) != k:
         raise ValueError(f"the sampler returned {len(out)} outputs for n={k}; it must return exactly n")
-    return tally(out)
+    return out
 
 
 def run_audit(sampler: Any, inputs: Sequence[Any], epsilon: float, delta: float = 0.0, samples: int = 100_000,

@@ -190,12 +190,57 @@ class _Main(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):
+        """Run the subcommand under :func:`vetdp.fence.guarded`. Whatever the user's code does that its fence did
+        not turn into a result ends the command with one line and exit 2, never 0 and never a traceback: a
+        :class:`vetdp.fence.UserCodeError`, a ``sys.exit``/``os._exit`` raised outside vetdp's own files, a
+        ``KeyboardInterrupt`` that no Ctrl-C sent (a real Ctrl-C: "stopped", exit 2)."""
+        from vetdp import fence
         from vetdp.project import ProjectError
 
-        try:
-            return super().invoke(ctx)
-        except ProjectError as e:
-            raise click.UsageError(str(e), ctx=ctx) from None
+        with fence.guarded():
+            try:
+                return super().invoke(ctx)
+            except ProjectError as e:
+                raise click.UsageError(str(e), ctx=ctx) from None
+            except fence.UserCodeError as e:
+                _fail(str(e) if e.stopped else f"error: {e}")
+            except SystemExit as e:
+                where = _raised_outside_vetdp(e)
+                if where is None:
+                    raise  # the command's own exit code
+                _fail(f"error: code in {where} {fence.exit_text(e)} while vetdp ran; no verdict")
+            except KeyboardInterrupt as e:
+                if fence.interrupted():
+                    _fail("stopped: interrupted (Ctrl-C); no verdict")
+                _fail(f"error: code in {_raised_outside_vetdp(e) or 'vetdp'} raised KeyboardInterrupt; no verdict")
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]  # vetdp's own files
+
+
+def _raised_outside_vetdp(e: BaseException) -> str | None:
+    """``file:line`` of the code that raised ``e`` when it is not one of vetdp's own files (``os._exit`` under the
+    guard is always the caller's), else None."""
+    from vetdp.fence import OsExitCalled
+
+    tb, frames = e.__traceback__, []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    if isinstance(e, OsExitCalled) and len(frames) > 1:
+        frames = frames[:-1]  # the guard's own frame: the caller is the one before it
+    if not frames:
+        return None
+    code = frames[-1].f_code
+    path = Path(code.co_filename)
+    if not isinstance(e, OsExitCalled) and path.resolve().is_relative_to(_PACKAGE):
+        return None
+    return f"{path}:{frames[-1].f_lineno}"
+
+
+def _fail(line: str) -> None:
+    click.echo(line, err=True)
+    raise click.exceptions.Exit(int(ExitCode.ERROR))
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

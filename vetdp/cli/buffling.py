@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
-from vetdp.cli.check import dask_options, removed_time_budget, report_options, runner_scope
+from vetdp.cli.check import dask_options, removed_time_budget, report_options, runner_scope, safety_limit_option
 from vetdp.engine.budgets import CHAIN_WORK
 
 if TYPE_CHECKING:  # rich loads when a command runs, not for --help
@@ -584,12 +584,15 @@ def _load(option: str, ref: str | None) -> Callable | None:
               help="relative tolerance in [0, 1): a value outside [lo·(1−tol), hi·(1+tol)] of the certified "
                    "interval fails")
 @click.option("--quick", is_flag=True, help="a smaller grid at m = 10, 1000, 10^5 and p = 0.1 (seconds)")
+@safety_limit_option("wall-clock seconds one (m, p[, k]) cell of the grid may take, and importing each module "
+                     "named (a safety net for a function that hangs: the cell is 'stopped', exit 2; serial runs "
+                     "only, as Dask runs cells in worker threads)")
 @dask_options
 @report_options
 def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scales: str | None,
         flip_probs: tuple[float, ...], n_pubs: str | None, delta: float, epsilon_kind: str, tolerance: float,
-        quick: bool, workers: int | None, scheduler: str | None, json_path: str | None, junit_path: str | None,
-        markdown_path: str | None) -> None:
+        quick: bool, time_limit: float, workers: int | None, scheduler: str | None, json_path: str | None,
+        junit_path: str | None, markdown_path: str | None) -> None:
     """Vet a user's one-filter ratio, pmf, or many-filter ε(δ) against vetdp's certified values.
 
     Exit codes: 0 every point within tolerance; 1 a point outside it (or the function raised, returned NaN, an
@@ -610,17 +613,22 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
     for m in ms:
         for p in ps:
             if ratio_fn:
-                cells.append((f"ratio m={m} p={p}", ("ratio", ratio_fn, m, p, tolerance, quick, impl_ref)))
+                cells.append((f"ratio m={m} p={p}", ("ratio", time_limit, ratio_fn, m, p, tolerance, quick,
+                                                     impl_ref)))
             if pmf_fn:
-                cells.append((f"pmf m={m} p={p}", ("pmf", pmf_fn, m, p, tolerance, quick, pmf_ref)))
+                cells.append((f"pmf m={m} p={p}", ("pmf", time_limit, pmf_fn, m, p, tolerance, quick, pmf_ref)))
             if eps_fn:
                 for k in ks:
-                    cells.append((f"epsilon k={k} m={m} p={p}", ("epsilon", eps_fn, k, m, p, delta, tolerance,
-                                                                 epsilon_kind, epsilon_ref)))
+                    cells.append((f"epsilon k={k} m={m} p={p}", ("epsilon", time_limit, eps_fn, k, m, p, delta,
+                                                                 tolerance, epsilon_kind, epsilon_ref)))
     from vetdp.cli.check import run_and_report
+    from vetdp.engine.results import CheckResult, Status
 
-    def stage(handle: Callable[[], Any]) -> Callable[[], list]:
+    def stage(label: str, handle: Callable[[], Any]) -> Callable[[], list]:
         def run() -> list:
+            if any(r.status is Status.STOPPED for r in collected):  # a hang: the rest would wait as long
+                return [CheckResult("buffling.vet", label.split()[0], Status.SKIPPED, label.partition(" ")[2],
+                                    message="not run: a cell before it was stopped by --time-limit")]
             r = handle()
             collected.append(r)
             return [r]
@@ -628,7 +636,7 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
 
     with runner_scope(workers, scheduler) as runner:
         handles = runner.handles(_vet_cell, [task for _, task in cells])
-        code = run_and_report([(label, stage(h)) for (label, _), h in zip(cells, handles, strict=True)],
+        code = run_and_report([(label, stage(label, h)) for (label, _), h in zip(cells, handles, strict=True)],
                               command="buffling vet", title="buffling vet: user analysis code against certified "
                               "values", json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
                               nothing_selected="no grid point was checked")
@@ -638,12 +646,27 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
 
 @_grid_task
 def _vet_cell(task: tuple) -> Any:
-    """One cell of the vet grid (a task): ``("ratio" | "pmf", fn, m, p, tol, quick, ref)`` or ``("epsilon", fn, k,
-    m, p, delta, tol, kind, ref)``; the cell's CheckResult."""
-    from vetdp.buffling import vet as v
+    """One cell of the vet grid (a task): ``("ratio" | "pmf", time_limit, fn, m, p, tol, quick, ref)`` or
+    ``("epsilon", time_limit, fn, k, m, p, delta, tol, kind, ref)``; the cell's CheckResult. The user's function is
+    fenced (:mod:`vetdp.fence`): what it does at a point is that point's finding, a hang past ``time_limit`` stops
+    the cell (no verdict)."""
+    import time
 
-    kind, *args = task
-    return {"ratio": v.vet_ratio, "pmf": v.vet_pmf, "epsilon": v.vet_epsilon}[kind](*args)
+    from vetdp import fence
+    from vetdp.buffling import vet as v
+    from vetdp.engine.results import CheckResult, Status
+
+    kind, limit, *args = task
+    ref = args[-1]
+    option = {"ratio": "--impl", "pmf": "--pmf", "epsilon": "--epsilon"}[kind]
+    t0 = time.perf_counter()
+    try:
+        with fence.fenced(f"{option}={ref!r}:", seconds=limit, exceptions=False):
+            return {"ratio": v.vet_ratio, "pmf": v.vet_pmf, "epsilon": v.vet_epsilon}[kind](*args)
+    except fence.UserCodeError as e:
+        subject = f"k={args[1]} m={args[2]} p={args[3]!r}" if kind == "epsilon" else f"m={args[1]} p={args[2]!r}"
+        return CheckResult(v.SPEC, kind, Status.STOPPED if e.stopped else Status.ERROR, subject, message=str(e),
+                           seconds=time.perf_counter() - t0)
 
 
 _SHOWN_POINTS = 40

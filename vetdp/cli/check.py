@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +21,8 @@ if TYPE_CHECKING:  # the engine and rich load when a command runs, not for --hel
     from vetdp.engine.results import CheckResult
 
 __all__ = ["check", "run_and_report", "report_options", "project_option", "load_refs", "dask_options",
-           "runner_scope", "work_budget_options", "time_limit_option", "removed_time_budget"]
+           "runner_scope", "work_budget_options", "time_limit_option", "removed_time_budget",
+           "safety_limit_option"]
 
 
 def report_options(f: Callable) -> Callable:
@@ -65,15 +65,30 @@ def work_budget_options(f: Callable) -> Callable:
     return f
 
 
+def _fence_limit(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    from vetdp import fence
+
+    fence.set_time_limit(value)  # the user's code imported and called by this command runs under it too
+    return value
+
+
+def safety_limit_option(help: str) -> Callable[[Callable], Callable]:  # noqa: A002 - click's own keyword
+    """``--time-limit SECONDS`` (default :data:`vetdp.engine.budgets.DEFAULT_TIME_LIMIT`): a wall-clock safety net,
+    which also bounds every import and call of the user's code (:mod:`vetdp.fence`); when it fires the work is
+    stopped (exit 2), never a verdict."""
+    from vetdp.engine.budgets import DEFAULT_TIME_LIMIT
+
+    return click.option("--time-limit", type=Real(1, 10**6), default=DEFAULT_TIME_LIMIT, show_default=True,
+                        callback=_fence_limit, help=help)
+
+
 def time_limit_option(f: Callable) -> Callable:
     """``--time-limit SECONDS``: the wall-clock safety net per clause and parameter set (a hang that draws no
     randomness); when it fires the clause is stopped (exit 2), never a verdict. ``--time-budget`` is refused."""
-    from vetdp.engine.budgets import DEFAULT_TIME_LIMIT
-
-    f = click.option("--time-limit", type=Real(1, 10**6), default=DEFAULT_TIME_LIMIT, show_default=True,
-                     help="Wall-clock seconds one clause may take on one parameter set. A safety net for code that "
-                     "hangs without drawing randomness: when it fires the clause is 'stopped' and the command exits "
-                     "2; verdicts come from the work budgets only.")(f)
+    f = safety_limit_option("Wall-clock seconds one clause may take on one parameter set (and importing each module "
+                            "you name). A safety net for code that hangs without drawing randomness: when it fires "
+                            "the clause is 'stopped' and the command exits 2; verdicts come from the work budgets "
+                            "only.")(f)
     return removed_time_budget("--max-paths/--max-steps/--max-choices (work)", "--time-limit SECONDS (safety)")(f)
 
 
@@ -95,6 +110,7 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     from vetdp.engine import report
     from vetdp.engine.registry import glob_matches
     from vetdp.engine.results import CheckResult, Status
+    from vetdp.fence import UserCodeError
 
     out = Console()
     if "-" in (json_path, junit_path, markdown_path):  # a report on standard output: the table goes to stderr
@@ -111,6 +127,9 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
                 for r in stage():
                     results.append(r)
                     progress.note(r.check)
+            except UserCodeError as e:  # the user's code, named by it: no verdict, exit 2
+                results.append(CheckResult(label, "engine", Status.STOPPED if e.stopped else Status.ERROR,
+                                           message=str(e), seconds=time.perf_counter() - t0))
             except Exception as e:  # noqa: BLE001 - report the engine failure, exit 2
                 results.append(CheckResult(label, "engine", Status.ERROR, message=f"{type(e).__name__}: {e}",
                                            seconds=time.perf_counter() - t0))
@@ -183,14 +202,15 @@ def _gate_config(path: str | None, project: Project | None = None) -> dict:
 
 
 def load_refs(refs: Iterable[str]) -> list[tuple[str, Callable]]:
-    """("module:function", the function) for each provider reference; a usage error names one that cannot be
-    loaded."""
+    """("module:function", the function) for each provider reference, imported fenced (:mod:`vetdp.fence`); a usage
+    error names one that cannot be loaded."""
+    from vetdp import fence
+
     out = []
     for ref in refs:
-        module, _, attr = ref.partition(":")
         try:
-            out.append((ref, getattr(importlib.import_module(module), attr)))
-        except (ImportError, AttributeError) as e:
+            out.append((ref, fence.load(ref, f"[tool.vetdp] providers {ref!r}:")))
+        except ValueError as e:
             raise click.UsageError(f"[tool.vetdp] providers: {ref!r} cannot be loaded: {e}") from None
     return out
 
@@ -256,6 +276,7 @@ def _check_piece(project: Project, options: CheckOptions, piece: tuple[str, Any,
     paths it reads (see :func:`_needed_paths`). Returns the results and, when the provider raised after them,
     ``"Type: message"`` (a spec's engine failure is already one of its results)."""
     from vetdp.distributed import draws_independent_of_loaded_modules
+    from vetdp.engine.registry import run_provider
     from vetdp.engine.specs_provider import check_specs
     from vetdp.obligations.provider import check_proofs
 
@@ -263,13 +284,18 @@ def _check_piece(project: Project, options: CheckOptions, piece: tuple[str, Any,
     out: list[CheckResult] = []
     with _project_on_worker(project, needed), draws_independent_of_loaded_modules():
         source = (check_specs(options, [what]) if kind == "spec" else check_proofs(options) if kind == "proofs"
-                  else what(options))
+                  else run_provider(_ref_of(what), what, options))
         try:
             for r in source:
                 out.append(r)
         except Exception as e:  # noqa: BLE001 - reported as the stage's engine error, as run_and_report does
             return out, f"{type(e).__name__}: {e}"
     return out, None
+
+
+def _ref_of(fn: Any) -> str:
+    """``module:name`` of a provider function (its reference in ``[tool.vetdp] providers``)."""
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
 def _check_stages(project: Project, options: CheckOptions, specs: list, runner: Any

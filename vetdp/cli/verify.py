@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import sys
 from collections.abc import Callable
@@ -19,31 +17,15 @@ THIRD_PARTY = ("opendp", "pure-ldp", "multi-freq-ldpy", "diffprivlib")  # --impl
 
 
 def load_callable(ref: str, option: str = "--impl") -> Callable:
-    """``module:attr`` or ``path/to/file.py:attr`` -> the object. Raises click.BadParameter naming ``option``."""
-    if ":" not in ref:
-        raise click.BadParameter(f"{option}={ref!r} must look like MODULE:ATTR or path/to/file.py:ATTR")
-    target, _, attr = ref.rpartition(":")
+    """``module:attr`` or ``path/to/file.py:attr`` -> the object, imported fenced (:mod:`vetdp.fence`: a module that
+    exits, raises or hangs at import is a :class:`vetdp.fence.UserCodeError`, exit 2). Raises click.BadParameter
+    naming ``option`` when ``ref`` is malformed or names nothing."""
+    from vetdp import fence
+
     try:
-        if target.endswith(".py") or "/" in target:
-            path = Path(target)
-            if not path.exists():
-                raise click.BadParameter(f"{option}={ref!r}: no file {target!r}")
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[path.stem] = module
-            spec.loader.exec_module(module)
-        else:
-            if "" not in sys.path:
-                sys.path.insert(0, "")
-            module = importlib.import_module(target)
-    except click.BadParameter:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise click.BadParameter(f"{option}={ref!r}: importing {target!r} failed: {type(e).__name__}: {e}") from e
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise click.BadParameter(f"{option}={ref!r}: {target!r} has no attribute {attr!r}") from None
+        return fence.load(ref, f"{option}={ref!r}:")
+    except ValueError as e:
+        raise click.BadParameter(f"{option}={ref!r}: {e}") from None
 
 
 def load_opendp(spec_name: str) -> tuple[Callable, dict]:

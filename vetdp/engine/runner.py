@@ -112,6 +112,7 @@ from vetdp.engine.structure import (
 )
 from vetdp.engine.symmetry import NotSymmetric, class_law, coverage, worst_over
 from vetdp.engine.timeout import DeadlineExceeded, deadline
+from vetdp.fence import exit_text
 
 __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evaluate_params", "params_json",
            "MEASUREMENT_CLAUSES", "not_a_measurement", "draw_params", "DEFAULT_TIME_LIMIT", "time_stop"]
@@ -194,7 +195,8 @@ def params_json(params: dict) -> str:
 # ------------------------------------------------------------------ one parameter set
 
 class CodeExited(Exception):
-    """The code under test called ``sys.exit``: an outcome to report, not a reason for vetdp to exit."""
+    """The code under test called ``sys.exit`` (or ``os._exit``, under :func:`vetdp.fence.guarded`): an outcome to
+    report, not a reason for vetdp to exit."""
 
 
 def _guard(fn: Callable) -> Callable:
@@ -202,7 +204,7 @@ def _guard(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except SystemExit as e:
-            raise CodeExited(f"called sys.exit({e.code!r})") from None
+            raise CodeExited(exit_text(e)) from None
 
     return call
 
@@ -247,7 +249,7 @@ def _construct(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConf
     except DeadlineExceeded:
         return None, time_stop(cfg, "the constructor")
     except SystemExit as e:
-        return None, Finding(False, f"the constructor called sys.exit({e.code!r})")
+        return None, Finding(False, f"the constructor {exit_text(e)}")
     except Exception as e:  # noqa: BLE001
         return None, Finding(False, f"the constructor rejected valid parameters: {type(e).__name__}: {e}")
     why = not_a_measurement(raw)

@@ -18,7 +18,6 @@ A spec module defines ``SPECS``, a list of :class:`MeasurementSpec` and
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -166,8 +165,10 @@ def _load_ref(ref: str, field: str) -> Callable:
     module, sep, attr = ref.partition(":")
     if not sep or not module or not attr:
         raise ValueError(f"{field}={ref!r} must be 'module:attr'")
+    from vetdp import fence
+
     try:
-        found = importlib.import_module(module)
+        found = fence.import_module(module, f"{field}={ref!r}:")
     except ImportError as e:
         raise ImportError(f"{field}={ref!r}: module {module!r} cannot be imported: {e}") from e
     try:
@@ -189,15 +190,24 @@ def spec_modules(project: Any = None) -> list[str]:
 def discover_specs(project: Any = None) -> list[MeasurementSpec | EstimatorSpec]:
     """Every spec in every spec module of ``project`` (default: the active project), in module order; a module
     without ``SPECS`` or two specs with one name is a :class:`vetdp.project.ProjectError`."""
-    from vetdp.project import ProjectError
+    from vetdp import fence
+    from vetdp.project import ProjectError, active_project
 
+    project = project or active_project()
     found: list[MeasurementSpec | EstimatorSpec] = []
     where: dict[str, str] = {}
     for name in spec_modules(project):
-        module = importlib.import_module(name)
+        try:
+            module = fence.import_module(name, f"{project.label}: [tool.vetdp] specs:")
+        except ModuleNotFoundError as e:
+            raise ProjectError(f"{project.label}: [tool.vetdp] specs: spec module {name!r} cannot be imported: "
+                               f"{e}") from None
         specs = getattr(module, "SPECS", None)
         if specs is None:
             raise ProjectError(f"spec module {name!r} defines no SPECS (a list of MeasurementSpec/EstimatorSpec)")
+        if not isinstance(specs, (list, tuple)):
+            raise ProjectError(f"{name}.SPECS is a {type(specs).__name__}; it must be a list of MeasurementSpec/"
+                               "EstimatorSpec")
         for spec in specs:
             if not isinstance(spec, (MeasurementSpec, EstimatorSpec)):
                 raise ProjectError(f"{name}.SPECS holds {spec!r}; each entry must be a MeasurementSpec or an "
