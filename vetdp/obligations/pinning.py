@@ -37,6 +37,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from vetdp import fence
 from vetdp.obligations.check import run_obligation
 from vetdp.obligations.derive import ConstantError, Derivation, derive, merge_obligations
 from vetdp.obligations.lemmas import run_lemmas
@@ -81,9 +82,11 @@ def import_pinned_modules(names: list[str]) -> None:
         if not module:
             raise ProofError(f"{qualname!r} must be 'module.name'")
         try:
-            importlib.import_module(module)
+            fence.import_module(module, f"{qualname}:")
         except ImportError as e:
             raise ProofError(f"{qualname}: module {module!r} cannot be imported: {e}") from None
+        except fence.UserCodeError as e:  # the module exits, raises or hangs at import
+            raise ProofError(str(e)) from None
 
 
 @dataclasses.dataclass
