@@ -198,3 +198,26 @@ def test_cli_exit_raised_outside_vetdp_files_is_exit_2_never_0(raise_it, line):
     assert len(lines) == 1 and lines[0].startswith("error: code in ") and __file__ in lines[0], lines
     assert lines[0].endswith(line), lines
     assert os._exit is fence.real_exit
+
+
+def test_deadline_clean_up_interrupted_by_its_own_alarm_still_disarms_the_timer(monkeypatch):
+    """An alarm handled while a deadline block is left (it re-fires every 0.25 s) must not leave the timer armed:
+    with the default action restored, an armed timer ends the process with SIGALRM later (issue 24: verify at
+    k = 10^9 printed its error and was then killed, exit -14)."""
+    from vetdp.engine import timeout
+
+    real_leave, calls = timeout._leave, []
+
+    def leave_interrupted_once(*args):
+        calls.append(1)
+        if len(calls) == 1:  # the alarm is handled at the first instruction of the clean-up
+            raise timeout.DeadlineExceeded(args[0])
+        real_leave(*args)
+
+    monkeypatch.setattr(timeout, "_leave", leave_interrupted_once)
+    previous = signal.getsignal(signal.SIGALRM)
+    with timeout.deadline(30):
+        pass
+    assert len(calls) == 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) is previous
+    assert timeout._active == []
