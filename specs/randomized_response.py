@@ -214,6 +214,7 @@ def _bad(id_, error, names=("prob",), **kw):
 MEASUREMENT = MeasurementSpec(
     name="randomized_response",
     constructor="make_randomized_response",
+    size=lambda p: ("categories", len(p["categories"])),
     build=build,
     params=params,
     examples=[

@@ -286,6 +286,7 @@ def _bad(id_, error, names=("f",), **kw):
 
 MEASUREMENT = MeasurementSpec(
     name="randomized_response_bitvec",
+    size=lambda p: ("k", p["k"]),
     constructor="make_randomized_response_bitvec",
     build=build,
     params=params,

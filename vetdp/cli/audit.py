@@ -21,12 +21,15 @@ CHECK = "audit.epsilon_lower_bound"
 
 
 def _json_arg(name: str, text: str | None) -> Any:
+    """The JSON value of option ``name`` (strict: vetdp.inputs.parse_json), None when not given; exit 2 naming it."""
+    from vetdp.inputs import InputError, parse_json, shown
+
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise click.BadParameter(f"{name}={text!r} is not valid JSON: {e}") from None
+        return parse_json(text, f"{name}={shown(text)}")
+    except InputError as e:
+        raise click.BadParameter(str(e)) from None
 
 
 def _input(v: Any) -> Any:
@@ -37,7 +40,7 @@ def _build(mechanism: str, impl: str | None, params: dict) -> tuple[Any, Any, st
     """(measurement, spec, label) for a bundled spec name, built with our constructor or ``impl`` (fenced: a
     constructor that exits or hangs is a :class:`vetdp.fence.UserCodeError`)."""
     from vetdp import fence
-    from vetdp.engine.spec import MeasurementSpec, find_spec
+    from vetdp.engine.spec import MeasurementSpec, check_size, find_spec
 
     try:
         spec = find_spec(mechanism)
@@ -52,6 +55,15 @@ def _build(mechanism: str, impl: str | None, params: dict) -> tuple[Any, Any, st
     else:
         ctor = load_callable(impl)
     defaults = _defaults(spec.load_constructor())
+    allowed = set().union(*(set(p) for p in spec.examples), defaults)
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise click.BadParameter(f"unknown key(s) {unknown} for {mechanism}; allowed: {sorted(allowed)}",
+                                 param_hint="--params")
+    try:
+        check_size(spec, params)
+    except ValueError as e:
+        raise click.BadParameter(str(e).replace("params: ", "", 1), param_hint="--params") from None
     params = dict(params)
     while True:
         try:

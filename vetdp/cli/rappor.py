@@ -40,6 +40,7 @@ __all__ = ["rappor", "read_reports", "write_reports", "read_strings", "decode_do
            "REPORTS_SCHEMA_VERSION", "MAX_CELLS"]
 
 REPORTS_SCHEMA_VERSION = 1
+REPORT_SUFFIXES = (".json", ".npz", ".csv")  # the format of a reports file follows its suffix
 MAX_CELLS = 2**30  # reports × k bits held in memory at once (one byte each as NumPy bools): 1 GiB
 CHUNK_ROWS = 1 << 16  # rows encoded / randomized per progress step
 
@@ -99,21 +100,26 @@ def _fin(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
+# the type and range of each parameter, as an option and as carried by a reports file
+_TYPES = {"k": Integer(1, 4096), "h": Integer(1, 64), "num_cohorts": Integer(1, 10**5),
+          "f": Real(0, 1, hi_open=True), "p": Real(0, 1), "q": Real(0, 1)}
+
+
 def _param_options(f: Callable) -> Callable:
     """--k --h --num-cohorts --f --p --q; default None so that a value carried by an input file can be told apart
     from one given on the command line."""
     opts = [
-        click.option("--q", type=Real(0, 1), default=None, help=f"q = Pr[report bit 1 | permanent bit 1], in "
+        click.option("--q", type=_TYPES["q"], default=None, help=f"q = Pr[report bit 1 | permanent bit 1], in "
                      f"[0, 1], q > p (default {DEFAULTS['q']})"),
-        click.option("--p", type=Real(0, 1), default=None, help=f"p = Pr[report bit 1 | permanent bit 0], in "
+        click.option("--p", type=_TYPES["p"], default=None, help=f"p = Pr[report bit 1 | permanent bit 0], in "
                      f"[0, 1), p < q (default {DEFAULTS['p']})"),
-        click.option("--f", type=Real(0, 1, hi_open=True), default=None,
+        click.option("--f", type=_TYPES["f"], default=None,
                      help=f"f, the permanent randomized response's noise, in [0, 1) (default {DEFAULTS['f']})"),
-        click.option("--num-cohorts", type=Integer(1, 10**5), default=None,
+        click.option("--num-cohorts", type=_TYPES["num_cohorts"], default=None,
                      help=f"number of cohorts (hash families), in [1, 10^5] (default {DEFAULTS['num_cohorts']})"),
-        click.option("--h", type=Integer(1, 64), default=None,
+        click.option("--h", type=_TYPES["h"], default=None,
                      help=f"hash functions per Bloom filter, in [1, 64], h <= k (default {DEFAULTS['h']})"),
-        click.option("--k", type=Integer(1, 4096), default=None,
+        click.option("--k", type=_TYPES["k"], default=None,
                      help=f"Bloom filter bits, in [1, 4096] (default {DEFAULTS['k']})"),
     ]
     for opt in opts:
@@ -137,6 +143,27 @@ def _resolve(given: dict[str, Any], carried: dict[str, Any] | None, source: str,
     if "p" in out and "q" in out and not out["p"] < out["q"]:
         _fail(f"--p={out['p']!r} must be < --q={out['q']!r} (0 <= p < q <= 1)")
     return out
+
+
+def _carried(source: str, params: Any) -> dict[str, Any]:
+    """The parameters a reports file carries (``parameters``), each of the type and in the range of its option;
+    exit 2 naming the file, the parameter and the rule otherwise."""
+    if not isinstance(params, dict):
+        _fail(f"{source}: 'parameters' is a {type(params).__name__}; it must be a JSON object such as "
+              '{"k": 128, "h": 2, "num_cohorts": 64}')
+    for name in _PARAMS:
+        if name not in params:
+            continue
+        value, kind = params[name], _TYPES[name]
+        integer = isinstance(kind, Integer)
+        if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+            _fail(f"{source}: parameters.{name} = {value!r:.60} must be {'an integer' if integer else 'a number'} "
+                  f"(not {type(value).__name__})")
+        try:
+            kind.convert(value, None, None)
+        except click.BadParameter as e:
+            _fail(f"{source}: parameters.{name} = {value!r}: {e.message}")
+    return params
 
 
 def _check_cells(option: str, rows: int, k: int) -> None:
@@ -164,15 +191,14 @@ def _epsilons(prm: dict[str, Any]) -> tuple[float, float]:
 def read_strings(option: str, path: str, key: str) -> list[str]:
     """Strings from ``path``: a ``.json`` file holding a list of strings, or an object whose ``key`` is one; any
     other file: one string per line (UTF-8, line endings removed). Refused (exit 2): unreadable, malformed, empty."""
+    from vetdp.inputs import InputError, parse_json, read_text
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        _fail(f"{option}={path!r}: cannot read: {getattr(e, 'strerror', None) or e}")
+        text = read_text(path, f"{option}={path!r}")
+        doc = parse_json(text, f"{option}={path!r}") if path.lower().endswith(".json") else None
+    except InputError as e:
+        _fail(str(e))
     if path.lower().endswith(".json"):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            _fail(f"{option}={path!r} is not valid JSON: {e}")
         if isinstance(doc, dict):
             if key not in doc:
                 _fail(f"{option}={path!r}: a JSON object must have a {key!r} list (keys found: {sorted(doc)})")
@@ -189,12 +215,14 @@ def read_strings(option: str, path: str, key: str) -> list[str]:
 
 def _read_ints(option: str, path: str, lo: int, hi: int) -> list[int]:
     """Integers in [lo, hi] from a ``.json`` list or one per line."""
+    from vetdp.inputs import InputError, read_json
+
     raw = read_strings(option, path, "cohorts") if not path.lower().endswith(".json") else None
     if raw is None:
         try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            _fail(f"{option}={path!r}: cannot read a JSON list of integers: {e}")
+            doc = read_json(path, f"{option}={path!r}")
+        except InputError as e:
+            _fail(str(e))
         raw = doc.get("cohorts") if isinstance(doc, dict) else doc
         if not isinstance(raw, list):
             _fail(f"{option}={path!r}: expected a JSON list of integers")
@@ -205,9 +233,18 @@ def _read_ints(option: str, path: str, lo: int, hi: int) -> list[int]:
         except ValueError:
             n = None
         if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
-            _fail(f"{option}={path!r}: entry {i} = {v!r} must be an integer in [{lo}, {hi}]")
+            _fail(f"{option}={path!r}: entry {i} = {v!r:.60} must be an integer in [{lo}, {hi}]")
         out.append(n)
     return out
+
+
+def _cohort(source: str, place: str, value: Any) -> int:
+    """A cohort read from a file: an integer in [0, 2^63) (its range against --num-cohorts is checked later)."""
+    if isinstance(value, str):
+        value = int(value) if value.isascii() and value.isdigit() else value
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        _fail(f"{source}: {place} = {value!r:.40} must be a cohort, an integer in [0, num_cohorts)")
+    return value
 
 
 def _bits_to_strings(a: np.ndarray) -> list[str]:
@@ -251,11 +288,7 @@ def write_reports(path: str, params: dict[str, Any], cohorts: np.ndarray, bloom:
             arrays["bloom_filters"] = np.packbits(bloom, axis=1)
         if reports is not None:
             arrays["reports"] = np.packbits(reports, axis=1)
-        try:
-            with open(path, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
-        except OSError as e:
-            raise click.UsageError(f"--output={path!r}: cannot write: {e.strerror or e}") from None
+        write_output("--output", path, lambda fh: np.savez_compressed(fh, **arrays))
         return
     columns = [("bloom_filters", bloom), ("reports", reports)]
     columns = [(name, _bits_to_strings(a)) for name, a in columns if a is not None]
@@ -273,8 +306,13 @@ def read_reports(option: str, path: str) -> tuple[dict[str, Any], np.ndarray, np
     """(parameters carried by the file, cohorts (n,) int64, randomized reports (n, k) bool) from a file written by
     :func:`write_reports` (or a CSV ``cohort,report`` of the user's, then without parameters). Exit 2 when it is
     unreadable, malformed, holds Bloom filters only, or rows of unequal length."""
+    import zipfile
+
     import numpy as np
 
+    from vetdp.inputs import InputError, parse_json, read_json, read_text
+
+    source = f"{option}={path!r}"
     suffix = Path(path).suffix.lower()
     try:
         if suffix == ".npz":
@@ -282,17 +320,21 @@ def read_reports(option: str, path: str) -> tuple[dict[str, Any], np.ndarray, np
                 if "reports" not in z.files:
                     _fail(f"{option}={path!r} holds no randomized reports (arrays: {sorted(z.files)}); encode with "
                           "--randomize")
-                params = json.loads(str(z["parameters"])) if "parameters" in z.files else {}
-                cohorts = np.asarray(z["cohorts"], dtype=np.int64)
+                params = _carried(source, parse_json(str(z["parameters"]), f"{source}: parameters")
+                                  if "parameters" in z.files else {})
+                cohorts = np.asarray(z["cohorts"])
+                if cohorts.ndim != 1 or not np.issubdtype(cohorts.dtype, np.integer):
+                    _fail(f"{source}: 'cohorts' must be a one-dimensional array of integers")
+                cohorts = cohorts.astype(np.int64)
                 k = params.get("k")
                 if not isinstance(k, int):
                     _fail(f"{option}={path!r}: NPZ reports need the parameter k to unpack the bits")
                 reports = np.unpackbits(z["reports"], axis=1, count=k).astype(bool)
         elif suffix == ".csv":
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
+            lines = read_text(path, source).splitlines()
             params = {}
             if lines and lines[0].startswith("# rappor "):
-                params = json.loads(lines[0][len("# rappor "):])
+                params = _carried(source, parse_json(lines[0][len("# rappor "):], f"{source}: line 1"))
                 lines = lines[1:]
             if not lines:
                 _fail(f"{option}={path!r} is empty; expected a header 'cohort,reports' and one row per report")
@@ -306,30 +348,30 @@ def read_reports(option: str, path: str) -> tuple[dict[str, Any], np.ndarray, np
             if any(len(r) != len(header) for r in rows):
                 bad = next(i for i, r in enumerate(rows) if len(r) != len(header))
                 _fail(f"{option}={path!r}: row {bad} has {len(rows[bad])} fields; the header has {len(header)}")
-            try:
-                cohorts = np.array([int(r[ci]) for r in rows], dtype=np.int64)
-            except ValueError as e:
-                _fail(f"{option}={path!r}: a cohort is not an integer: {e}")
+            cohorts = np.array([_cohort(source, f"row {i + 1}", r[ci].strip()) for i, r in enumerate(rows)],
+                               dtype=np.int64)
             strings = [r[ri].strip() for r in rows]
             k = params.get("k", len(strings[0]) if strings else 0)
             reports = _strings_to_bits(option, path, "reports", strings, k)
         else:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            doc = read_json(path, source)
             if not isinstance(doc, dict) or "cohorts" not in doc:
                 _fail(f"{option}={path!r}: expected a JSON object with 'parameters', 'cohorts' and 'reports'")
             if "reports" not in doc:
                 _fail(f"{option}={path!r} holds no randomized reports (keys: {sorted(doc)}); encode with --randomize")
-            params = doc.get("parameters") or {}
+            params = _carried(source, doc.get("parameters", {}))
             strings = doc["reports"]
             if not isinstance(strings, list) or not isinstance(doc["cohorts"], list):
                 _fail(f"{option}={path!r}: 'reports' and 'cohorts' must be lists")
-            if any(isinstance(c, bool) or not isinstance(c, int) for c in doc["cohorts"]):
-                _fail(f"{option}={path!r}: every entry of 'cohorts' must be an integer")
-            cohorts = np.array(doc["cohorts"], dtype=np.int64)
+            cohorts = np.array([_cohort(source, f"cohorts[{i}]", c) for i, c in enumerate(doc["cohorts"])],
+                               dtype=np.int64)
             k = params.get("k", len(strings[0]) if strings and isinstance(strings[0], str) else 0)
             reports = _strings_to_bits(option, path, "reports", strings, k)
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
-        _fail(f"{option}={path!r}: cannot read reports: {getattr(e, 'strerror', None) or e}")
+    except InputError as e:
+        _fail(str(e))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:  # a truncated or foreign .npz
+        _fail(f"{source}: cannot read reports ({type(e).__name__}: {getattr(e, 'strerror', None) or e}); it must be "
+              "a .json, .npz or .csv file written by vetdp rappor encode or simulate")
     if len(cohorts) != len(reports):
         _fail(f"{option}={path!r}: {len(cohorts)} cohorts for {len(reports)} reports; there must be one per report")
     if len(reports) == 0:
@@ -339,10 +381,12 @@ def read_reports(option: str, path: str) -> tuple[dict[str, Any], np.ndarray, np
 
 def _read_truth(option: str, path: str) -> dict[str, float]:
     """value -> true number of reports, from a truth file written by ``simulate --truth``."""
+    from vetdp.inputs import InputError, read_json
+
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        _fail(f"{option}={path!r}: cannot read a truth JSON file: {getattr(e, 'strerror', None) or e}")
+        doc = read_json(path, f"{option}={path!r}")
+    except InputError as e:
+        _fail(str(e))
     counts = doc.get("true_counts") if isinstance(doc, dict) else None
     if not isinstance(counts, dict) or not all(isinstance(v, int) and v >= 0 for v in counts.values()):
         _fail(f"{option}={path!r}: expected an object with 'true_counts' mapping each value to a count >= 0 "
@@ -545,8 +589,8 @@ def _given(k, h, num_cohorts, f, p, q) -> dict[str, Any]:
               help="with --randomize, also write the true Bloom filters (for tests only: they are not private)")
 @click.option("--seed", type=Integer(0, 2**63 - 1), default=None,
               help="randomize from a seeded stream (reproducible; NOT private, for tests); default: the OS CSPRNG")
-@output_path("--output", "output", help="the reports file: .json, .npz (big outputs) or .csv; '-': JSON on "
-             "standard output")
+@output_path("--output", "output", suffixes=REPORT_SUFFIXES,
+             help="the reports file: .json, .npz (big outputs) or .csv; '-': JSON on standard output")
 def encode(values_path: str, clients_path: str | None, cohorts_path: str | None, k: int | None, h: int | None,
            num_cohorts: int | None, f: float | None, p: float | None, q: float | None, randomize: bool,
            keep_bloom: bool, seed: int | None, output: str | None) -> None:
@@ -770,8 +814,9 @@ def decode_command(reports_path: str, candidates_path: str, k: int | None, h: in
               help="candidates nobody reports (default: half of --num-candidates), in [0, num_candidates]")
 @click.option("--seed", type=Integer(0, 2**63 - 1), default=0, show_default=True,
               help="the simulation's seed (population and randomization are reproducible; NOT private)")
-@output_path("--output", "output", help="write the reports (.json, .npz, .csv)")
-@output_path("--truth", "truth_path", help="write the truth as JSON: candidates, true counts, parameters")
+@output_path("--output", "output", suffixes=REPORT_SUFFIXES, help="write the reports (.json, .npz, .csv)")
+@output_path("--truth", "truth_path", suffixes=(".json",),
+             help="write the truth as JSON: candidates, true counts, parameters")
 @click.option("--decode", "then_decode", is_flag=True, help="then decode against the candidates and score")
 @click.option("--alpha", type=_ALPHA, default=0.05, show_default=True, help="with --decode: as for decode")
 @click.option("--top", type=Integer(0, 10**6), default=30, show_default=True, help="with --decode: rows shown")

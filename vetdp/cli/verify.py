@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import click
 
@@ -53,16 +51,17 @@ def _params(spec, params_text: str) -> dict:
     """``--params`` parsed and validated against the spec (exit 2 on anything the spec does not allow)."""
     from vetdp.engine.spec import MeasurementSpec, validate_params
     from vetdp.engine.timeout import DeadlineExceeded, deadline
+    from vetdp.inputs import InputError, parse_json, read_text, shown
 
-    if params_text.startswith("@"):  # @FILE: the JSON is read from a file (e.g. 65536 categories)
-        try:
-            params_text = Path(params_text[1:]).read_text(encoding="utf-8")
-        except OSError as e:
-            raise click.BadParameter(f"--params={params_text!r}: cannot read the file: {e.strerror}") from None
+    source = f"--params={shown(params_text)}"
     try:
-        params = json.loads(params_text)
-    except json.JSONDecodeError as e:
-        raise click.BadParameter(f"--params={params_text[:200]!r} is not valid JSON: {e}") from None
+        if not params_text.strip():
+            raise InputError(f"{source} is empty; give a JSON object of {spec.name}'s parameters or @FILE")
+        if params_text.startswith("@"):  # @FILE: the JSON is read from a file (e.g. 65536 categories)
+            params_text = read_text(params_text[1:], source)
+        params = parse_json(params_text, source)
+    except InputError as e:
+        raise click.BadParameter(str(e)) from None
     if not isinstance(spec, MeasurementSpec):
         return _estimator_params(spec, params)
     try:
@@ -152,7 +151,7 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
         raise click.BadParameter(f"--variance applies to estimator specs; {spec.name!r} is a mechanism spec")
     if adapter_ref and isinstance(spec, EstimatorSpec):
         raise click.BadParameter(f"--adapter applies to mechanism specs; {spec.name!r} is an estimator spec")
-    only = _params(spec, params_text) if params_text else None
+    only = _params(spec, params_text) if params_text is not None else None
     extra: dict = {}
     ctor = None
     if adapter_ref:
