@@ -12,10 +12,12 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
-__all__ = ["main", "ExitCode", "output_path", "write_output", "Real", "Integer", "SUBCOMMANDS", "load_command"]
+__all__ = ["main", "ExitCode", "output_path", "output_folder", "write_output", "Real", "Integer", "SUBCOMMANDS",
+           "load_command"]
 
 
 class ExitCode(enum.IntEnum):
@@ -86,41 +88,101 @@ class Integer(click.ParamType):
         return n
 
 
-def _prepare_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Click callback of every option naming an output file: create its folder now, before any work, or fail
-    with a usage error (exit 2) naming the option, so that a run never does its work and then crashes writing."""
+def _writable_folder(name: str, folder: Path, value: str) -> None:
+    """Create ``folder`` (and its parents) and prove it writable by creating a file in it (os.access says yes to
+    root on a read-only file system); a usage error naming the option otherwise."""
+    import tempfile
+
+    base = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if base is not None and not base.is_dir():
+        raise click.BadParameter(f"{name}={value!r}: {str(base)!r} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise click.BadParameter(f"{name}={value!r}: its folder {str(folder)!r} cannot be written: "
+                                 f"{e.strerror or e}") from None
+
+
+def _prepare_output(ctx: click.Context, param: click.Parameter, value: str | None,
+                    suffixes: tuple[str, ...] = ()) -> str | None:
+    """Click callback of every option naming an output file: its folder is created and found writable now, before
+    any work, and its suffix is one of ``suffixes`` (when given: the format follows the name), or a usage error (exit
+    2) naming the option, so that a run never does its work and then crashes writing."""
     if value is None or value == "-":  # "-": standard output
         return value
     name = param.opts[0] if param.opts else param.name
     path = Path(value)
-    if value == "" or path.name == "":
-        raise click.BadParameter(f"{name}={value!r} must name a file", ctx=ctx, param=param)
-    if path.is_dir():
-        raise click.BadParameter(f"{name}={value!r} is a directory; give a file name", ctx=ctx, param=param)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise click.BadParameter(f"{name}={value!r}: cannot create its folder {str(path.parent)!r}: "
-                                 f"{e.strerror or e}", ctx=ctx, param=param) from None
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise click.BadParameter(f"{name}={value!r} is not writable", ctx=ctx, param=param)
+        if value.strip() == "" or path.name == "":
+            raise click.BadParameter(f"{name}={value!r} must name a file")
+        if path.is_dir():
+            raise click.BadParameter(f"{name}={value!r} is a directory; give a file name")
+        if suffixes and path.suffix.lower() not in suffixes:
+            raise click.BadParameter(f"{name}={value!r} must end in {', '.join(suffixes[:-1])} or {suffixes[-1]} "
+                                     "(the format follows the suffix)")
+        _writable_folder(name, path.parent, value)
+        if path.exists() and not os.access(path, os.W_OK):
+            raise click.BadParameter(f"{name}={value!r} is not writable")
+    except click.BadParameter as e:
+        e.ctx, e.param = ctx, param
+        raise
     return value
 
 
-def output_path(*decls: str, help: str) -> Callable[[Callable], Callable]:  # noqa: A002 - click's own keyword
-    """A click option naming an output file (``--json``, ``--plot``, ...): its folder is created up front; ``-``
-    means standard output (the command then prints its table on standard error)."""
-    return click.option(*decls, type=click.Path(dir_okay=False), callback=_prepare_output, help=help)
+def _prepare_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Click callback of an option naming an output folder: created and found writable before any work."""
+    if value is None:
+        return value
+    name = param.opts[0] if param.opts else param.name
+    try:
+        if value.strip() == "":
+            raise click.BadParameter(f"{name}={value!r} must name a folder (e.g. out/figures; '.' for this one)")
+        _writable_folder(name, Path(value), value)
+    except click.BadParameter as e:
+        e.ctx, e.param = ctx, param
+        raise
+    return value
 
 
-def write_output(option: str, path: str, text: str) -> None:
-    """Write ``text`` to ``path`` (``-``: standard output); a failure is a usage error naming ``option`` (exit 2),
-    not a traceback."""
+def output_path(*decls: str, help: str, suffixes: tuple[str, ...] = ()  # noqa: A002 - click's own keyword
+                ) -> Callable[[Callable], Callable]:
+    """A click option naming an output file (``--json``, ``--plot``, ...): its folder is created up front and proved
+    writable; ``suffixes`` (e.g. ``(".png", ".svg")``) restricts the name where the format follows it; ``-`` means
+    standard output (the command then prints its table on standard error)."""
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        return _prepare_output(ctx, param, value, suffixes)
+
+    return click.option(*decls, type=click.Path(dir_okay=False), callback=callback, help=help)
+
+
+def output_folder(*decls: str, help: str, default: str) -> Callable[[Callable], Callable]:  # noqa: A002
+    """A click option naming an output folder (``--out``): created and proved writable before any work."""
+    return click.option(*decls, type=click.Path(file_okay=False), default=default, show_default=True,
+                        callback=_prepare_folder, help=help)
+
+
+def write_output(option: str, path: str, text: str | bytes | Callable[[Any], None]) -> None:
+    """Write ``text`` (str, bytes, or a function writing to a binary file) to ``path`` (``-``: standard output) as a
+    whole: into a temporary file of the same folder, then renamed, so that a failure leaves no half-written file; a
+    failure is a usage error naming ``option`` (exit 2), not a traceback."""
     if path == "-":
         click.echo(text)
         return
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")  # the usual permissions (umask)
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        try:
+            with open(temporary, "wb") as fh:
+                if callable(text):
+                    text(fh)
+                else:
+                    fh.write(text.encode("utf-8") if isinstance(text, str) else text)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        os.replace(temporary, target)
     except OSError as e:
         raise click.UsageError(f"{option}={path!r}: cannot write: {e.strerror or e}") from None
 

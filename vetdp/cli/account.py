@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
+from vetdp.cli import ExitCode, Integer, Real, output_folder, output_path, write_output
 
 __all__ = ["account", "plot", "compose_limit"]
 
@@ -111,8 +111,8 @@ def account(mechanism: str, epsilon: float, categories: int, k: int, compose: in
 
 
 @click.command()
-@click.option("--out", type=click.Path(file_okay=False, writable=True), default="out/figures", show_default=True,
-              help="directory for the PNG and SVG files (created if missing)")
+@output_folder("--out", default="out/figures", help="directory for the PNG and SVG files (created if missing, and "
+               "found writable before any figure is drawn)")
 def plot(out: str) -> None:
     """Regenerate the seed post's three figures (RDP/zCDP bounds, composition, MAE) as PNG and SVG."""
     from vetdp.accounting.plots import write_figures

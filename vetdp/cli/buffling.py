@@ -125,7 +125,8 @@ def buffling() -> None:
 @click.option("--flip-prob", type=_FLIP, required=True, help="p in (0, 0.5]")
 @click.option("--skew", type=str, default="1", show_default=True,
               help="s in [0, 1]: counts m((1−s)·uniform + s·e_0); a fraction like 1/2 is exact")
-@output_path("--plot", "plot_path", help="write the SNR heat map (PNG)")
+@output_path("--plot", "plot_path", help="write the SNR heat map (.png, .svg or .pdf: the format follows the suffix)",
+             suffixes=(".png", ".svg", ".pdf"))
 @output_path("--json", "json_path", help="also write the results as JSON")
 def snr(n_pub: int, n_bit: int, flip_prob: float, skew: str, plot_path: str | None, json_path: str | None) -> None:
     """SNR of every incremental change j → i, its maximum and maximisers (Part I)."""
