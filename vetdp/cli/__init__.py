@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-__all__ = ["main", "ExitCode", "output_path", "output_folder", "write_output", "Real", "Integer", "SUBCOMMANDS",
-           "load_command"]
+__all__ = ["main", "ExitCode", "output_path", "output_folder", "write_output", "given", "Real", "Integer",
+           "SUBCOMMANDS", "load_command"]
 
 
 class ExitCode(enum.IntEnum):
@@ -161,6 +161,14 @@ def output_folder(*decls: str, help: str, default: str) -> Callable[[Callable], 
     """A click option naming an output folder (``--out``): created and proved writable before any work."""
     return click.option(*decls, type=click.Path(file_okay=False), default=default, show_default=True,
                         callback=_prepare_folder, help=help)
+
+
+def given(name: str) -> bool:
+    """Whether the running command's parameter ``name`` was given (on the command line or in the environment) rather
+    than left at its default: an option that has no effect in the mode chosen is refused, not silently ignored."""
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
+                                              click.core.ParameterSource.ENVIRONMENT)
 
 
 def write_output(option: str, path: str, text: str | bytes | Callable[[Any], None]) -> None:

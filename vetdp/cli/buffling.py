@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
+from vetdp.cli import ExitCode, Integer, Real, given, output_path, write_output
 from vetdp.cli.check import dask_options, removed_time_budget, report_options, runner_scope, safety_limit_option
 from vetdp.engine.budgets import CHAIN_WORK
 
@@ -202,6 +202,10 @@ def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, y_ds: 
     if n_bit <= ONE_BF_MAX_BITS and y_ds:
         raise click.BadParameter(f"--y-d applies above --n-bit={ONE_BF_MAX_BITS} (certified mode); at "
                                  f"--n-bit={n_bit} every y_d is computed exactly", param_hint="--y-d")
+    if n_bit > ONE_BF_MAX_BITS and depth is not None:  # an option that would change nothing is not accepted silently
+        raise click.BadParameter(f"--depth applies to the exact mode (--n-bit <= {ONE_BF_MAX_BITS}), whose routes it "
+                                 f"truncates; at --n-bit={n_bit} the certified mode has no continued fraction",
+                                 param_hint="--depth")
     for y in y_ds:
         if y > n_bit - 1:
             raise click.BadParameter(f"{y} must be in [0, {n_bit - 1}] (y_d <= m − 1)", param_hint="--y-d")
@@ -398,6 +402,9 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         if n_simu < 10:
             raise click.BadParameter(f"{n_simu} must be 0 (no simulation) or >= 10", param_hint="--simulate")
         _check_simulation("--simulate", n_pub, n_simu)
+    elif given("seed"):
+        raise click.BadParameter("--seed seeds the Monte Carlo of --simulate N; without it nothing is drawn "
+                                 "(the certified bounds use no randomness)", param_hint="--seed")
     from vetdp.buffling.bounds import CHAIN_TARGET, certified_epsilon
     from vetdp.buffling.category_chain import ChainBudgetExceeded, chain_epsilon
     from vetdp.buffling.logo_counts import conditional_epsilon, exact_epsilon, exact_is_cheap
@@ -517,6 +524,11 @@ def flip_prob(n_pub: int, n_bit: int, epsilon: float, delta: float, method: str,
 
     if method == "montecarlo":
         _check_simulation("--n-simu", n_pub, n_simu)
+    else:
+        for option in ("n_simu", "seed"):
+            if given(option):
+                raise click.BadParameter(f"--{option.replace('_', '-')} applies with --method montecarlo; the exact "
+                                         "search draws nothing", param_hint=f"--{option.replace('_', '-')}")
     err = Console(stderr=True)
     with Progress(disable=not err.is_terminal, console=err, transient=True) as bar:
         task = bar.add_task("search", total=None)
