@@ -430,3 +430,16 @@ def test_chain_refinement_is_decided_by_counted_work_not_by_the_machine():
     cut = chain_epsilon(3, 60, 0.2, 1e-6, passes=3, work=full.products - 1)
     assert (cut.lower, cut.upper) != (full.lower, full.upper) and cut.products <= full.products - 1
     assert cut.lower <= full.lower <= full.upper <= cut.upper
+
+
+def test_flip_prob_search_at_small_m_uses_the_fine_bound_and_its_answer_holds_exactly():
+    """Issue 24: flip-prob --n-pub 3 --n-bit 100 --epsilon 1 was refused at every δ ("below what the certified bound
+    can show even at 0.5"): the grid laws' δ bound at m = 100 is 0.11 even at p = 1/2, where the true δ is 0. The
+    search now takes the conditional bound where it fits; the p it returns keeps the exact δ(ε = 1) under δ."""
+    from vetdp.buffling.logo_counts import exact_delta
+    from vetdp.buffling.search import estimate_flip_prob
+
+    r = estimate_flip_prob(3, 100, 1.0, 1e-6)
+    assert 0 < r.infeasible_below < r.flip_prob < 0.5 and r.delta_upper_at_result <= 1e-6
+    below_e = Fraction(math.nextafter(math.e, 0.0))  # < e: δ is non-increasing in e^ε, so this bounds δ(1) above
+    assert max(exact_delta(3, 100, r.flip_prob, below_e)) <= Fraction(1, 10**6)
