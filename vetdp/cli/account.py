@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 
 import click
@@ -105,7 +106,8 @@ def account(mechanism: str, epsilon: float, categories: int, k: int, compose: in
         doc = {"schema_version": 1, "mechanism": mechanism, "epsilon": epsilon, "categories": categories, "k": k,
                "compose": compose, "delta": delta, "rho": family.zcdp_rho(), "rho_tight": family.zcdp_tight,
                "exact": "pld", "tightest": tightest,
-               "methods": [{"method": c.method, "epsilon": c.epsilon, "delta": c.delta, "exact": c.exact,
+               "methods": [{"method": c.method, "epsilon": c.epsilon if math.isfinite(c.epsilon) else None,
+                            "delta": c.delta, "exact": c.exact,
                             "tightest": c.tightest, "alpha": c.alpha, "note": c.note} for c in rows]}
         write_output("--json", json_path, json.dumps(doc, indent=2))
 

@@ -29,7 +29,7 @@ import click
 
 from vetdp.cli import ExitCode, Integer, Real, given, output_path, write_output
 from vetdp.cli.check import dask_options, removed_time_budget, report_options, runner_scope, safety_limit_option
-from vetdp.engine.budgets import CHAIN_WORK
+from vetdp.engine.budgets import CHAIN_WORK, MAX_GRID_BITS
 
 if TYPE_CHECKING:  # rich loads when a command runs, not for --help
     from rich.console import Console
@@ -376,8 +376,9 @@ def _rows_for(m: int, p: float, y_d: int) -> list[tuple[int, str]]:
 @click.option("--n-bit", type=Integer(1, 10**8), required=True, help="m in [1, 10^8]")
 @click.option("--flip-prob", type=_FLIP, required=True, help="p in (0, 0.5]")
 @click.option("--delta", type=_DELTA, default=1e-6, show_default=True, help="δ in (0, 1)")
-@click.option("--grid-bits", type=Integer(8, 26, why="2^bits float64 cells per law"), default=20, show_default=True,
-              help="2^bits grid cells, bits in [8, 26]")
+@click.option("--grid-bits", type=Integer(8, MAX_GRID_BITS, why="about 100 bytes of memory per cell: 2^23 cells take "
+              "0.9 GB"), default=20, show_default=True, help=f"2^bits grid cells, bits in [8, {MAX_GRID_BITS}] "
+              "(about 100 bytes of memory per cell)")
 @click.option("--r-cap", type=Real(2, 2.0**40), default=128.0, show_default=True,
               help="grid covers R in [0, R-CAP), R-CAP in [2, 2^40]")
 @click.option("--simulate", "n_simu", type=Integer(0, None), default=0,
@@ -427,7 +428,10 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
                                       chain_work=chain_work)
             except ChainBudgetExceeded as why:  # more work would have helped: say which option gives it
                 _fail(ArithmeticError(f"{why}; raise --chain-work"))
-            except (ValueError, TypeError, ArithmeticError) as why:
+            except ArithmeticError as why:  # past every certified method: say so, and what remains
+                _fail(ArithmeticError(f"cannot certify: {why}; fewer publishers (--n-pub) or a larger --flip-prob "
+                                      "bring it within reach, and --simulate N estimates it without a guarantee"))
+            except (ValueError, TypeError) as why:
                 _fail(why)
         hockey_method = {"enumeration": f"exact enumeration of {b.work} logo counts",
                          "conditional": f"conditional ({b.work} prefixes)",

@@ -13,7 +13,7 @@ count per obligation query, lives with the obligations (:mod:`vetdp.obligations.
 from __future__ import annotations
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_MAX_CHOICES", "BEST_FIRST_MAX_CHOICES", "DEFAULT_MAX_STEPS", "DEFAULT_TIME_LIMIT",
-           "CHAIN_WORK"]
+           "CHAIN_WORK", "MAX_GRID_BITS"]
 
 DEFAULT_BUDGET = 200_000  # runs of the function per input and enumeration pass (--max-paths)
 DEFAULT_MAX_CHOICES = 10_000  # choices in one run of the exhaustive pass; deeper trees go best-first
@@ -25,4 +25,7 @@ DEFAULT_MAX_STEPS = 20_000_000
 # all refining passes; a pass that would go past it is abandoned for the bracket already certified. The seed's grid
 # needs at most 7.95e9 at a point (k = 6, m = 10^6, p = 0.3; benchmarks/bench_work.py --chains): a margin of 12
 CHAIN_WORK = 10**11
+# the finest grid of the buffling grid laws (--grid-bits): about 100 bytes of laws and transforms per cell, so 2^23
+# cells peak at 0.87 GB (2^24: 1.6 GB; 2^26 failed to allocate under 2 GiB): memory bounded up front
+MAX_GRID_BITS = 23
 DEFAULT_TIME_LIMIT = 600.0  # seconds of wall clock per clause and parameter set (--time-limit): a safety net only
