@@ -10,6 +10,7 @@ import enum
 import importlib
 import math
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,16 @@ class _Main(click.Group):
     project, met by any subcommand, is a usage error (exit 2) with its message, never a traceback that exits 1 like
     a violation."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """As click's, with standard output and error able to print any text: on a stream whose encoding lacks a
+        character (``PYTHONIOENCODING=ascii``, a C locale) it is written as a backslash escape, not a crash."""
+        for stream in (sys.stdout, sys.stderr):
+            encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+            if encoding not in ("utf8", "utf16", "utf32") and getattr(stream, "errors", "") == "strict" and \
+                    hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        return super().main(*args, **kwargs)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *SUBCOMMANDS})
 
@@ -285,12 +296,13 @@ class _Main(click.Group):
                 _fail(f"error: code in {_raised_outside_vetdp(e) or 'vetdp'} raised KeyboardInterrupt; no verdict")
 
 
-_PACKAGE = Path(__file__).resolve().parents[1]  # vetdp's own files
+# vetdp and the libraries its command line runs on (rich ends a command whose output pipe closed with SystemExit(1))
+_OWN = ("vetdp", "click", "rich")
 
 
 def _raised_outside_vetdp(e: BaseException) -> str | None:
-    """``file:line`` of the code that raised ``e`` when it is not one of vetdp's own files (``os._exit`` under the
-    guard is always the caller's), else None."""
+    """``file:line`` of the code that raised ``e`` when it is not vetdp's own or its command line's libraries' (by
+    the raising module's name; ``os._exit`` under the guard is always the caller's), else None."""
     from vetdp.fence import OsExitCalled
 
     tb, frames = e.__traceback__, []
@@ -301,11 +313,10 @@ def _raised_outside_vetdp(e: BaseException) -> str | None:
         frames = frames[:-1]  # the guard's own frame: the caller is the one before it
     if not frames:
         return None
-    code = frames[-1].f_code
-    path = Path(code.co_filename)
-    if not isinstance(e, OsExitCalled) and path.resolve().is_relative_to(_PACKAGE):
+    module = str(frames[-1].f_globals.get("__name__", ""))
+    if not isinstance(e, OsExitCalled) and module.split(".")[0] in _OWN:
         return None
-    return f"{path}:{frames[-1].f_lineno}"
+    return f"{frames[-1].f_code.co_filename}:{frames[-1].f_lineno}"
 
 
 def _fail(line: str) -> None:

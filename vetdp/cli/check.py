@@ -95,14 +95,15 @@ def time_limit_option(f: Callable) -> Callable:
 def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult]]]], *, command: str, title: str,
                    json_path: str | None, junit_path: str | None, markdown_path: str | None,
                    advisory: list[str] = (), nothing_selected: str = "no check ran", true_label: str = "true",
-                   progress_lines: bool = False) -> int:
+                   progress_lines: bool | tuple[str, ...] = False) -> int:
     """Run every stage with progress shown (:mod:`vetdp.progress`), print the table and failures, write reports; the
     exit code.
 
     ``advisory``: globs over ``spec::check`` whose failures are reported but do not fail the gate.
     ``true_label`` names the ``true`` column (an audit's is a confidence lower bound, not a true value).
     Progress goes to standard error: a bar on a terminal; when it is not one, a line per step with
-    ``progress_lines`` (``verify``), else nothing.
+    ``progress_lines`` (``verify``; a tuple of step names: those steps only, ``check``: per stage and spec), else
+    nothing.
     A run that produced no result at all checked nothing: it prints ``nothing_selected`` and exits 2, never 0.
     """
     from rich.console import Console
@@ -293,6 +294,13 @@ def _check_piece(project: Project, options: CheckOptions, piece: tuple[str, Any,
     return out, None
 
 
+def _provider_label(ref: str) -> str:
+    """How a provider's stage is named: its module's last name, or the package's for a module called provider
+    (``vetdp.accounting.provider:check_accounting`` -> ``accounting``)."""
+    parts = ref.split(":")[0].split(".")
+    return parts[-2] if parts[-1] == "provider" and len(parts) > 1 else parts[-1]
+
+
 def _ref_of(fn: Any) -> str:
     """``module:name`` of a provider function (its reference in ``[tool.vetdp] providers``)."""
     return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
@@ -306,8 +314,8 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
     from vetdp.engine.specs_provider import spec_check_names
 
     selected = [s for s in specs if any(options.selected(name) for name in spec_check_names(s))]
-    providers = [(ref.split(":")[0].rsplit(".", 1)[-1], fn)
-                 for ref, fn in load_refs(r for r in project.providers if r != PROOFS_PROVIDER)]
+    providers = [(_provider_label(ref), fn) for ref, fn in load_refs(r for r in project.providers
+                                                                     if r != PROOFS_PROVIDER)]
     plain, proofs = _needed_paths(project, proofs=False), _needed_paths(project, proofs=True)
     # submitted proofs first (usually the longest piece, so that it does not start last), consumed in serial order
     pieces = ([("proofs", None, proofs)] + [("spec", s, plain) for s in selected]
@@ -317,7 +325,8 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
         handles[len(selected) + 1:]
 
     def specs_stage() -> Iterator[CheckResult]:
-        for spec, handle in zip(selected, spec_handles, strict=True):
+        for i, (spec, handle) in enumerate(zip(selected, spec_handles, strict=True)):
+            progress.step("spec", i + 1, len(selected), spec.name)
             t0 = time.perf_counter()
             try:
                 results, _ = handle()
@@ -383,7 +392,8 @@ def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, max
                 code = run_and_report(_check_stages(project, options, list(specs), runner),
                                       command="vetdp " + " ".join(sys.argv[1:]), title="vetdp check",
                                       json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
-                                      advisory=list(gate.get("advisory", [])), nothing_selected=empty)
+                                      advisory=list(gate.get("advisory", [])), nothing_selected=empty,
+                                      progress_lines=("stage", "spec"))
     except ProjectError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(int(code))
