@@ -621,10 +621,16 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
     if not (impl_ref or pmf_ref or epsilon_ref):
         raise click.UsageError("give at least one of --impl MODULE:ATTR (ratio), --pmf MODULE:ATTR, "
                                "--epsilon MODULE:ATTR")
+    if epsilon_ref is None:
+        for name, option in (("n_pubs", "--n-pub"), ("delta", "--delta"), ("epsilon_kind", "--epsilon-kind")):
+            if given(name):  # they shape the many-filter ε(δ) grid only
+                raise click.BadParameter(f"{option} applies with --epsilon MODULE:ATTR (a many-filter ε(δ) "
+                                         "function)", param_hint=option)
     ratio_fn, pmf_fn, eps_fn = _load("--impl", impl_ref), _load("--pmf", pmf_ref), _load("--epsilon", epsilon_ref)
-    ms = _int_list("--scales", scales, 1, 10**7) if scales else list(v.QUICK_SCALES if quick else v.SEED_SCALES)
+    ms = _int_list("--scales", scales, 1, 10**7) if scales is not None else \
+        list(v.QUICK_SCALES if quick else v.SEED_SCALES)
     ps = sorted(set(flip_probs)) or list(v.QUICK_FLIP_PROBS if quick else v.DEFAULT_FLIP_PROBS)
-    ks = _int_list("--n-pub", n_pubs, 1, 16) if n_pubs else list(v.DEFAULT_N_PUBS)
+    ks = _int_list("--n-pub", n_pubs, 1, 16) if n_pubs is not None else list(v.DEFAULT_N_PUBS)
     collected: list = []
     cells: list[tuple[str, tuple]] = []
     for m in ms:

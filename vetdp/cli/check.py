@@ -294,6 +294,18 @@ def _check_piece(project: Project, options: CheckOptions, piece: tuple[str, Any,
     return out, None
 
 
+def _require_proofs() -> None:
+    """A usage error (exit 2) when the active project has no proofs to check (no proofs directory, an empty one, or
+    none of a spec'd module), as the proofs stage would report after all the other checks."""
+    from vetdp.obligations.pinning import Pinning, ProofError
+    from vetdp.obligations.provider import spec_modules
+
+    try:
+        Pinning().require_proofs(spec_modules())
+    except ProofError as e:
+        raise click.UsageError(str(e)) from None
+
+
 def _provider_label(ref: str) -> str:
     """How a provider's stage is named: its module's last name, or the package's for a module called provider
     (``vetdp.accounting.provider:check_accounting`` -> ``accounting``)."""
@@ -383,6 +395,8 @@ def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, max
                                    time_limit=time_limit)
             specs = discover_specs(project)  # a spec module that cannot be imported is a usage error, up front
             load_refs(r for r in project.providers if r != PROOFS_PROVIDER)  # a broken provider too
+            if options.selected("proofs::proofs.found"):  # no proofs to check: say so now, not after every spec
+                _require_proofs()
             if pattern:
                 empty = (f"-k {pattern!r} selects no check (names look like 'randomized_response::privacy.sound' "
                          f"or 'randomized_response::precondition[prob_nan]', as printed by vetdp check)")

@@ -68,9 +68,11 @@ def default_proofs_dir() -> Path:
         raise ProofError(str(e)) from None
     if project.proofs_dir is not None:
         return project.proofs_dir
-    where = "vetdp is installed without its source tree" if project.bundled else f"{project.pyproject}"
-    raise ProofError(f"no proofs directory: {where} declares none, and no pyproject.toml with a [tool.vetdp] table "
-                     f"was found from {Path.cwd()} upward; {WHAT_TO_ADD}")
+    if project.bundled:
+        raise ProofError(f"no proofs directory: no pyproject.toml with a [tool.vetdp] table was found from "
+                         f"{Path.cwd()} upward, and this vetdp is installed without its source tree, whose proofs/ "
+                         f"it would use (run it in the vetdp repository, or in your project); {WHAT_TO_ADD}")
+    raise ProofError(f"no proofs directory: {project.pyproject} has no [tool.vetdp] proofs key; {WHAT_TO_ADD}")
 
 
 def _read(path: Path) -> str:
