@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import os
 import pkgutil
 import sys
 import tomllib
@@ -237,8 +238,11 @@ def load_project(pyproject: Path) -> Project | None:
 def find_project(start: Path | None = None) -> Project | None:
     """The nearest ``pyproject.toml`` with a ``[tool.vetdp]`` table in ``start`` (default: the working directory)
     or one of its parents; None when there is none. Raises :class:`ProjectError` for an unknown key or a value of
-    the wrong type, naming the key and the file."""
-    here = (start or Path.cwd()).resolve()
+    the wrong type, naming the key and the file; TypeError when ``start`` is not a path."""
+    if start is not None and not isinstance(start, (str, os.PathLike)):
+        raise TypeError(f"start={start!r} must be a directory (a str or os.PathLike) or None for the working "
+                        "directory")
+    here = (Path(start) if start is not None else Path.cwd()).resolve()
     for directory in (here, *here.parents):
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file():
