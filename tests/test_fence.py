@@ -41,6 +41,7 @@ def test_load_file_module_that_misbehaves_at_import_is_one_line_user_code_error(
 def test_load_module_that_hangs_at_import_is_stopped(tmp_path, monkeypatch):
     _write(tmp_path, "fence_mod_sleeps.py", "import time\ntime.sleep(10**6)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(fence, "IMPORT_FLOOR", 0.1)  # an import is bounded by the larger of the two
     with fence.guarded():
         fence.set_time_limit(0.5)  # the safety net; the assertion is on the outcome only
         with pytest.raises(UserCodeError) as info:
@@ -48,6 +49,14 @@ def test_load_module_that_hangs_at_import_is_stopped(tmp_path, monkeypatch):
     assert info.value.stopped
     assert str(info.value) == ("stopped: time — --impl=X: importing 'fence_mod_sleeps' ran past the time limit of "
                                "0.5 s (--time-limit); no verdict")
+
+
+def test_an_import_is_bounded_by_at_least_the_import_floor():
+    with fence.guarded():
+        fence.set_time_limit(2.0)  # a small per-clause limit does not shorten an import's
+        assert fence._import_limit() == fence.IMPORT_FLOOR == 60.0
+        fence.set_time_limit(900.0)
+        assert fence._import_limit() == 900.0
 
 
 def test_load_prints_of_user_code_go_to_stderr(tmp_path, capsys):

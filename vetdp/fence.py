@@ -17,7 +17,8 @@ or an accountant), except a hang: *stopped*, exit 2. What is turned into a resul
   the command, exit 2);
 * any other exception, a syntax error, a recursion or memory error;
 * a hang: the fenced block runs under the wall-clock safety limit (``--time-limit`` of the command, else
-  :data:`vetdp.engine.budgets.DEFAULT_TIME_LIMIT`); when it fires the error is *stopped* (no verdict, exit 2);
+  :data:`vetdp.engine.budgets.DEFAULT_TIME_LIMIT`; an import at least :data:`IMPORT_FLOOR` seconds); when it fires
+  the error is *stopped* (no verdict, exit 2);
 * output: the code's ``print`` goes to standard error, so that a report written to standard output stays valid.
 
 Why in this process and not in a probe subprocess: the engine enumerates the user's function under vetdp's
@@ -43,9 +44,12 @@ from typing import Any
 
 __all__ = ["UserCodeError", "OsExitCalled", "guarded", "fenced", "import_module", "import_file", "load", "call",
            "Fenced", "outcome", "exit_text", "describe", "time_limit", "set_time_limit", "real_exit", "interrupted",
-           "MESSAGE_WIDTH"]
+           "MESSAGE_WIDTH", "IMPORT_FLOOR"]
 
 MESSAGE_WIDTH = 400  # a message taken from user code is cut to this many characters (one line)
+# an import is bounded by the larger of the command's --time-limit and this: a per-clause limit chosen small for the
+# code's calls must not stop a module that imports a large library on a loaded machine
+IMPORT_FLOOR = 60.0
 real_exit = os._exit  # vetdp's own use (a task process whose parent is gone) bypasses the guard
 
 
@@ -128,6 +132,10 @@ def guarded() -> Iterator[None]:
             if _GUARD["handler"] is not None and signal.getsignal(signal.SIGINT) is _on_sigint:
                 signal.signal(signal.SIGINT, _GUARD["handler"])
             _LIMIT.clear()
+
+
+def _import_limit() -> float:
+    return max(time_limit(), IMPORT_FLOOR)
 
 
 def time_limit() -> float:
@@ -229,7 +237,7 @@ def import_module(name: str, what: str) -> Any:
     if name in sys.modules:
         return sys.modules[name]
     missing: ModuleNotFoundError | None = None
-    with fenced(what, f"importing {name!r}"):
+    with fenced(what, f"importing {name!r}", _import_limit()):
         try:
             return importlib.import_module(name)
         except ModuleNotFoundError as e:
@@ -251,7 +259,7 @@ def import_file(path: Path, what: str) -> Any:
     previous = sys.modules.get(path.stem)
     sys.modules[path.stem] = module
     try:
-        with fenced(what, f"importing {str(path)!r}"):
+        with fenced(what, f"importing {str(path)!r}", _import_limit()):
             spec.loader.exec_module(module)
     except BaseException:
         if previous is None:
