@@ -172,7 +172,9 @@ def fenced(what: str, doing: str = "", seconds: float | None = None, *, exceptio
         except DeadlineExceeded as e:
             if budget is None or e.budget is not budget:
                 raise  # an enclosing limit: its owner reports it
-            raise UserCodeError(what, f"{prefix}ran past the time limit of {limit:g} s (--time-limit); no verdict",
+            why = "--time-limit" if seconds is None or seconds <= time_limit() else \
+                f"--time-limit, and at least {IMPORT_FLOOR:g} s for an import"
+            raise UserCodeError(what, f"{prefix}ran past the time limit of {limit:g} s ({why}); no verdict",
                                 stopped=True) from None
         except KeyboardInterrupt:
             if interrupted():
