@@ -126,6 +126,7 @@ def _bad(id_, error, names, **kw):
 SPECS = [
     MeasurementSpec(
         name="buffling",
+        size=lambda p: ("n_bit", 2 ** min(p["n_pub"] * p["n_bit"], 64)),  # every k × m matrix is an input
         constructor="make_buffling",
         build=build,
         params=params,

@@ -121,6 +121,7 @@ def _bad(id_, error, names=("epsilon",), **kw):
 SPECS = [
     MeasurementSpec(
         name="k_rappor",
+        size=lambda p: ("k", p["k"]),
         constructor="make_k_rappor",
         build=build,
         params=params,

@@ -228,6 +228,7 @@ UNIVERSAL = Universal(
 MEASUREMENT = MeasurementSpec(
     name="randomized_response",
     constructor="make_randomized_response",
+    size=lambda p: ("categories", len(p["categories"])),
     build=build,
     params=params,
     examples=[

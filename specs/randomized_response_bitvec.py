@@ -311,6 +311,7 @@ def universal_constant(p) -> PrivacyConstant:
 
 MEASUREMENT = MeasurementSpec(
     name="randomized_response_bitvec",
+    size=lambda p: ("k", p["k"]),
     constructor="make_randomized_response_bitvec",
     build=build,
     params=params,

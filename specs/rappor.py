@@ -207,6 +207,7 @@ BAD_COMMON = [
 
 ONE_REPORT = MeasurementSpec(
     name="rappor",
+    size=lambda p: ("k", p["k"]),
     constructor="make_rappor_report",
     build=build_one,
     params=one_params,
@@ -236,6 +237,7 @@ ONE_REPORT = MeasurementSpec(
 
 MANY_REPORTS = MeasurementSpec(
     name="rappor_reports",
+    size=lambda p: ("k", p["k"]),
     constructor="make_rappor_reports",
     constructor_ref="vetdp.impl.rappor:make_rappor_reports",
     build=build_many,

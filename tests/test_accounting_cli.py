@@ -88,3 +88,15 @@ def test_account_rappor_at_a_million_runs_is_exact(tmp_path):
     exact = ExactPLD(rappor_curve(1.0), 10**6).epsilon(1e-6)
     assert methods["pld"]["epsilon"] == exact.epsilon and methods["pld"]["tightest"]
     assert exact.epsilon_lower < methods["rdp"]["epsilon"]
+
+
+def test_account_a_bound_that_overflows_float64_is_inf_not_an_error(tmp_path):
+    """Issue 24: account rappor --epsilon 700 --compose 1000 raised RoundingOverflowError from advanced composition
+    (n·ε0·(e^ε0 − 1) is about 2^1029); that bound is now inf (null in the strict JSON), the others are computed."""
+    out = tmp_path / "a.json"
+    res = CliRunner().invoke(main, ["account", "rappor", "--epsilon", "700", "--compose", "1000", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    methods = {m["method"]: m for m in doc["methods"]}
+    assert methods["advanced"]["epsilon"] is None and "overflows float64" in methods["advanced"]["note"]
+    assert doc["tightest"] == "pld" and 699999 < methods["pld"]["epsilon"] <= methods["simple"]["epsilon"]

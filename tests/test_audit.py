@@ -192,3 +192,32 @@ def test_bad_audit_arguments_are_rejected_by_name(kwargs, error, names):
 def test_a_sampler_returning_the_wrong_count_is_rejected():
     with pytest.raises(ValueError, match="returned 1 outputs"):
         run_audit(lambda x, n: [x], [0, 1], 1.0, samples=100)
+
+
+@pytest.mark.parametrize("returned,said", [(None, "returned NoneType"), ((i for i in range(3)), "a generator"),
+                                           (5, "returned int")], ids=["none", "generator", "number"])
+def test_a_sampler_returning_no_sequence_is_rejected_saying_what_it_returned(returned, said):
+    with pytest.raises(ValueError, match=f"{said}.*must return a list, tuple or array"):
+        run_audit(lambda x, n: returned, [0, 1], epsilon=1.0, samples=100)
+
+
+def test_audit_chunks_are_drawn_a_window_at_a_time():
+    """Issue 24: --samples 1e12 listed every chunk up front (4e7 tasks) and ended in MemoryError. Chunks are now made
+    and tallied a window at a time: every chunk once, at most WINDOW in memory."""
+    from vetdp.audit.driver import WINDOW
+    from vetdp.distributed import SerialRunner
+
+    class Recording(SerialRunner):
+        def __init__(self):
+            self.sizes = []
+
+        def map(self, fn, items, progress=None):
+            items = list(items)
+            self.sizes.append(len(items))
+            return super().map(fn, items, progress)
+
+    rr = make_randomized_response_bool(prob=0.75)
+    runner = Recording()
+    r = run_audit(rr, [False, True], epsilon=1.2, samples=4000, chunk=1, seed=3, runner=runner)
+    assert sum(runner.sizes) == 2 * 4000 and max(runner.sizes) == WINDOW and len(runner.sizes) > 1
+    assert r.samples_test == 2000 and not r.violation

@@ -430,3 +430,39 @@ def test_chain_refinement_is_decided_by_counted_work_not_by_the_machine():
     cut = chain_epsilon(3, 60, 0.2, 1e-6, passes=3, work=full.products - 1)
     assert (cut.lower, cut.upper) != (full.lower, full.upper) and cut.products <= full.products - 1
     assert cut.lower <= full.lower <= full.upper <= cut.upper
+
+
+def test_flip_prob_search_at_small_m_uses_the_fine_bound_and_its_answer_holds_exactly():
+    """Issue 24: flip-prob --n-pub 3 --n-bit 100 --epsilon 1 was refused at every δ ("below what the certified bound
+    can show even at 0.5"): the grid laws' δ bound at m = 100 is 0.11 even at p = 1/2, where the true δ is 0. The
+    search now takes the conditional bound where it fits; the p it returns keeps the exact δ(ε = 1) under δ."""
+    from vetdp.buffling.logo_counts import exact_delta
+    from vetdp.buffling.search import estimate_flip_prob
+
+    r = estimate_flip_prob(3, 100, 1.0, 1e-6)
+    assert 0 < r.infeasible_below < r.flip_prob < 0.5 and r.delta_upper_at_result <= 1e-6
+    below_e = Fraction(math.nextafter(math.e, 0.0))  # < e: δ is non-increasing in e^ε, so this bounds δ(1) above
+    assert max(exact_delta(3, 100, r.flip_prob, below_e)) <= Fraction(1, 10**6)
+
+
+def test_tiny_column_probability_and_huge_weights_do_not_break_the_grid_laws():
+    """Issue 24: buffling privacy --n-pub 16 --n-bit 1e8 --flip-prob 0.01 said "float division by zero" (1 − ρ is
+    1.0 in floats below 2^-53), then overflowed int64 casting 8.5e23/h to grid cells, then the category chains'
+    bucket width; now the command ends with an honest 'cannot certify' naming the limits."""
+    from vetdp.buffling.category_chain import chain_epsilon
+
+    for rho in (1e-32, 5e-324, 0.0):
+        a, b, lost = many_bf._window(10**8, rho)
+        assert 0 <= a <= b <= 10**8 and 0.0 <= lost <= many_bf.TAIL
+    up, _ = many_bf._category(10**8, 1e-32, 8.5e23, 2.0**-13, 1 << 8, up=True)
+    down, _ = many_bf._category(10**8, 1e-32, 8.5e23, 2.0**-13, 1 << 8, up=False)
+    assert up.overflow > 0 and up.offset >= 0 and down.offset >= 0 and down.offset + down.pmf.size <= 1 << 8
+    with pytest.raises(ArithmeticError, match="grid too fine"):
+        chain_epsilon(16, 10**8, 0.01, 1e-6)
+
+
+def test_grid_bits_are_bounded_by_memory_up_front():
+    from vetdp.engine.budgets import MAX_GRID_BITS
+
+    with pytest.raises(ValueError, match=f"grid_bits=26 must be in \\[8, {MAX_GRID_BITS}\\]"):
+        many_bf_distribution(3, 1000, 0.1, grid_bits=26)

@@ -55,3 +55,47 @@ def test_init_appends_to_an_existing_pyproject(tmp_path):
 def test_init_rejects_a_package_name_that_is_not_an_identifier(tmp_path):
     r = run("init", ".", "--package", "my-dp", cwd=tmp_path)
     assert r.returncode == 2 and "--package='my-dp'" in r.stderr
+
+
+def test_init_refuses_keywords_and_shadowing_names_before_writing(tmp_path):
+    from click.testing import CliRunner
+
+    from vetdp.cli import main
+
+    for args, said in ((["--package", "class"], "not a keyword"), (["--package", "json"], "would shadow"),
+                       (["--mechanism", "lemmas"], "writes itself")):
+        r = CliRunner().invoke(main, ["init", str(tmp_path / "p"), *args])
+        assert r.exit_code == 2 and said in r.output and "Traceback" not in r.output, r.output
+    assert not (tmp_path / "p").exists()
+
+
+def test_init_into_a_path_under_a_file_or_an_unwritable_folder_is_refused_before_writing(tmp_path):
+    from click.testing import CliRunner
+
+    from vetdp.cli import main
+
+    (tmp_path / "afile").write_text("")
+    r = CliRunner().invoke(main, ["init", str(tmp_path / "afile" / "sub")])
+    assert r.exit_code == 2 and "is a file, not a folder" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["init", "/proc/vetdp-init-test/proj"])  # a file system nobody can write
+    assert r.exit_code == 2 and "cannot be written" in r.output and "Traceback" not in r.output
+
+
+def test_init_that_fails_midway_leaves_nothing_written(tmp_path, monkeypatch):
+    """Issue 24: `init --package class` left a half-written scaffold. Any failure after writing began (here the
+    proof's blessing) now undoes it: created files and folders removed, an existing pyproject.toml restored."""
+    from click.testing import CliRunner
+
+    import vetdp.cli.init as init_module
+    from vetdp.cli import main
+
+    before = "[project]\nname = 'mine'\nversion = '1'\n"
+    (tmp_path / "pyproject.toml").write_text(before)
+    (tmp_path / "keep.txt").write_text("mine")
+    monkeypatch.setattr(init_module, "_bless", lambda root, stem: "z3 said no")
+    r = CliRunner().invoke(main, ["init", str(tmp_path)])
+    assert r.exit_code == 2 and "nothing was left written" in r.output and "z3 said no" in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt", "pyproject.toml"]
+    assert (tmp_path / "pyproject.toml").read_text() == before
+    r = CliRunner().invoke(main, ["init", str(tmp_path / "fresh")])
+    assert r.exit_code == 2 and not (tmp_path / "fresh").exists()

@@ -58,3 +58,14 @@ def test_installed_check_of_a_whole_spec_matches_editable(installed, tmp_path):
     assert installed_run == editable
     kinds = {check.split("[")[0].split(".")[0] for _, check, _ in editable}
     assert {"precondition", "privacy", "function", "proof", "obligation", "lemma"} <= kinds
+
+
+def test_installed_check_outside_any_project_refuses_before_any_check(installed, tmp_path):
+    """Issue 24: outside the repository the installed vetdp ran 278 checks for two minutes, then refused with "vetdp
+    is installed without its source tree declares none"; it now refuses first, in one readable sentence."""
+    r = subprocess.run([str(installed / "vetdp"), "check"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=3600)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "no proofs directory: no pyproject.toml with a [tool.vetdp] table was found" in r.stderr
+    assert "installed without its source tree, whose proofs/" in r.stderr
+    assert " checks: " not in r.stdout and "stage 1/" not in r.stderr  # refused before any work

@@ -163,3 +163,25 @@ def test_vet_accountant_cli_progress_goes_to_stderr_and_stdout_stays_json(tmp_pa
 def test_usage_errors_print_no_progress(argv):
     res = CliRunner().invoke(main, argv)
     assert res.exit_code == 2 and not any(LINE.match(line) for line in res.stderr.splitlines())
+
+
+def test_check_cli_in_a_log_prints_a_line_per_stage_and_spec_only():
+    """Issue 24: `vetdp check` printed nothing until the end when its output was piped or logged; it now prints a
+    line per stage and per spec (not per parameter set: a gate's log stays short), and stdout is the report."""
+    res = CliRunner().invoke(main, ["check", "-k", "randomized_response_bool::privacy.sound", "--json", "-"],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["summary"]["fail"] == 0
+    steps = _lines(res.stderr, among_others=True)
+    assert {p["title"] for p in steps} == {"vetdp check"}
+    assert [p["name"] for p in steps][:2] == ["stage", "spec"] and {p["name"] for p in steps} == {"stage", "spec"}
+    assert {"specs", "proofs", "accounting", "randomized_response_bool"} <= {p["label"] for p in steps}
+
+
+def test_lines_of_chosen_kinds_only():
+    buf = io.StringIO()
+    with progress.shown("t", stream=buf, terminal=False, lines=("stage",)):
+        progress.step("stage", 1, 2, "specs")
+        progress.step("parameter set", 1, 25, "{}")
+        progress.step("stage", 2, 2, "proofs")
+    assert [p["label"] for p in _lines(buf.getvalue())] == ["specs", "proofs"]

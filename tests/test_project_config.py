@@ -191,3 +191,15 @@ def test_global_project_option_reaches_verify(oue_copy):
                     "--max-examples", "2")
     assert result.exit_code == 0, result.output
     assert "oue" in result.output and "randomized_response" not in result.output
+
+
+@pytest.mark.parametrize("start", [5, 2.5, b"x"])
+def test_find_project_of_a_non_path_is_a_type_error_naming_start(start):
+    """Issue 24: find_project(5) raised AttributeError ('int' object has no attribute 'resolve')."""
+    with pytest.raises(TypeError, match=r"start=.* must be a directory"):
+        find_project(start)
+
+
+def test_find_project_accepts_a_str(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.vetdp]\nspecs = ["x"]\n')
+    assert find_project(str(tmp_path)).root == tmp_path.resolve()

@@ -340,3 +340,10 @@ def test_geometric_buffer_bad_length_raises(buffer_len):
 def test_random_bytes_bad_count_raises(n):
     with pytest.raises(ValueError, match="n="):
         P.random_bytes(n)
+
+
+@pytest.mark.parametrize("n", [P.MAX_RANDOM_BYTES + 1, 10**12])
+def test_random_bytes_beyond_one_gib_is_refused_naming_n_before_allocating(n):
+    """Issue 24: random_bytes(10**12) raised a MemoryError with an empty message."""
+    with pytest.raises(ValueError, match=rf"n={n} must be an int in \[0, {P.MAX_RANDOM_BYTES}\]"):
+        P.random_bytes(n)

@@ -316,11 +316,13 @@ def load_registry(path: Path | str) -> list[Finding]:
     """Every finding of the registry file, validated: raises :class:`RegistryError` naming the file, the entry, the
     key and the bad value (unknown key, missing key, wrong type, duplicate id or section, missing document or
     section, a detector without conditions, a bad regular expression)."""
+    from vetdp.inputs import InputError, read_text
+
     registry = Path(path).resolve()
     try:
-        data = tomllib.loads(registry.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise RegistryError(f"{registry}: cannot read: {e.strerror or e}") from None
+        data = tomllib.loads(read_text(registry, str(registry)))
+    except InputError as e:
+        raise RegistryError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise RegistryError(f"{registry}: not valid TOML: {e}") from None
     _keys(data, {"schema_version", "finding"}, {"schema_version", "finding"}, str(registry))

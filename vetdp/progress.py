@@ -54,15 +54,18 @@ def note(text: str) -> None:
 
 
 class _Lines:
-    """A log's view: one line per step, ``<title>: <name> <index>/<total> <label> (<seconds> s)``."""
+    """A log's view: one line per step, ``<title>: <name> <index>/<total> <label> (<seconds> s)``; ``kinds``: only
+    steps of these names (None: every step)."""
 
-    def __init__(self, title: str, stream: TextIO):
-        self.title, self.stream, self.t0 = title, stream, time.monotonic()
+    def __init__(self, title: str, stream: TextIO, kinds: tuple[str, ...] | None = None):
+        self.title, self.stream, self.t0, self.kinds = title, stream, time.monotonic(), kinds
 
     def note(self, text: str) -> None:
         pass
 
     def step(self, name: str, index: int, total: int | None, label: str) -> None:
+        if self.kinds is not None and name not in self.kinds:
+            return
         count = f"{index}/{total}" if total is not None else str(index)
         line = " ".join(part for part in (f"{self.title}:", name, count, label) if part)
         line = line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 1] + "…"
@@ -107,11 +110,12 @@ class _Bar:
 
 
 @contextlib.contextmanager
-def shown(title: str, stream: TextIO | None = None, terminal: bool | None = None, lines: bool = True) -> Iterator[None]:
+def shown(title: str, stream: TextIO | None = None, terminal: bool | None = None,
+          lines: bool | tuple[str, ...] = True) -> Iterator[None]:
     """Show the steps of the work done in the block, titled ``title``, on ``stream`` (default: standard error).
 
     ``terminal`` (default: whether ``stream`` is a terminal) chooses the bar over the lines; ``lines=False`` shows
-    nothing where there is no terminal."""
+    nothing where there is no terminal, a tuple of step names a line for those steps only (the bar shows all)."""
     out = stream if stream is not None else sys.stderr
     if terminal is None:
         terminal = bool(getattr(out, "isatty", lambda: False)())
@@ -128,7 +132,7 @@ def shown(title: str, stream: TextIO | None = None, terminal: bool | None = None
             finally:
                 _ACTIVE.reset(token)
         return
-    token = _ACTIVE.set(_Lines(title, out))
+    token = _ACTIVE.set(_Lines(title, out, lines if isinstance(lines, tuple) else None))
     try:
         yield
     finally:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import os
 import pkgutil
 import sys
 import tomllib
@@ -118,9 +119,13 @@ class Project:
 
 
 def _import(name: str, key: str, project: Project) -> Any:
+    """The module ``name`` of ``[tool.vetdp] key``, imported fenced (:mod:`vetdp.fence`): :class:`ProjectError` when
+    it cannot be found, :class:`vetdp.fence.UserCodeError` when its code fails (exits, raises, hangs)."""
+    from vetdp import fence
+
     try:
-        return importlib.import_module(name)
-    except ImportError as e:
+        return fence.import_module(name, f"{project.label}: [tool.vetdp] {key}:")
+    except ModuleNotFoundError as e:
         where = project.label
         path = ", ".join(str(p) for p in project.pythonpath) or "(none)"
         raise ProjectError(f"{where}: [tool.vetdp] {key} names {name!r}, which cannot be imported: {e} "
@@ -233,8 +238,11 @@ def load_project(pyproject: Path) -> Project | None:
 def find_project(start: Path | None = None) -> Project | None:
     """The nearest ``pyproject.toml`` with a ``[tool.vetdp]`` table in ``start`` (default: the working directory)
     or one of its parents; None when there is none. Raises :class:`ProjectError` for an unknown key or a value of
-    the wrong type, naming the key and the file."""
-    here = (start or Path.cwd()).resolve()
+    the wrong type, naming the key and the file; TypeError when ``start`` is not a path."""
+    if start is not None and not isinstance(start, (str, os.PathLike)):
+        raise TypeError(f"start={start!r} must be a directory (a str or os.PathLike) or None for the working "
+                        "directory")
+    here = (Path(start) if start is not None else Path.cwd()).resolve()
     for directory in (here, *here.parents):
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file():

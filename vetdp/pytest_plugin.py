@@ -125,11 +125,16 @@ class VetdpProject(pytest.File):
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from vetdp.engine.spec import discover_specs
         from vetdp.engine.specs_provider import spec_check_names
+        from vetdp.fence import UserCodeError
         from vetdp.project import PROOFS_PROVIDER, project_scope
 
         with project_scope(self.project.root):
             groups: dict[str, list[tuple[str, str]]] = {}
-            for spec in discover_specs(self.project):
+            try:
+                specs = discover_specs(self.project)
+            except UserCodeError as e:  # a spec module that exits, raises or hangs at import: its one line
+                raise self.CollectError(str(e)) from None
+            for spec in specs:
                 never = _never_reported(spec)
                 for name in spec_check_names(spec):
                     check = name.split("::", 1)[1]
@@ -285,8 +290,10 @@ def _run(project, kind: str, name: str, deep: bool, seed: int, z3_rlimit: int | 
     gate = project.gate
     options = CheckOptions(deep=deep, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
                            loose_map_warns=gate.get("loose_map", "fail") == "warn", z3_rlimit=z3_rlimit)
+    from vetdp import fence
+
     try:
-        with project_scope(project.root):
+        with fence.guarded(), project_scope(project.root):  # os._exit in the code under test: a result, not the end
             if kind == "spec":
                 from vetdp.engine.spec import find_spec
                 from vetdp.engine.specs_provider import check_specs
@@ -298,9 +305,12 @@ def _run(project, kind: str, name: str, deep: bool, seed: int, z3_rlimit: int | 
                 scoped = CheckOptions(deep=deep, seed=seed, pattern=f"{name}::*", deep_only=options.deep_only,
                                       z3_rlimit=z3_rlimit)
                 return list(check_proofs(scoped))
-            import importlib
+            from vetdp.engine.registry import run_provider
 
-            module, _, attr = name.partition(":")
-            return list(getattr(importlib.import_module(module), attr)(options))
+            return list(run_provider(name, fence.load(name, f"[tool.vetdp] providers {name!r}:"), options))
     except Exception as e:  # noqa: BLE001 - an engine failure is a result
-        return [CheckResult(name, "engine", Status.ERROR, message=f"{type(e).__name__}: {e}")]
+        from vetdp.fence import UserCodeError
+
+        message = str(e) if isinstance(e, UserCodeError) else f"{type(e).__name__}: {e}"
+        return [CheckResult(name, "engine", Status.STOPPED if getattr(e, "stopped", False) else Status.ERROR,
+                            message=message)]

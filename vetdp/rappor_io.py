@@ -25,7 +25,7 @@ import csv
 import io
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +74,40 @@ def _where(option: str, path: str, line: int | None = None) -> str:
 
 
 def _text(option: str, path: str) -> str:
+    """The file's UTF-8 text, read through :func:`vetdp.inputs.read_text` (size, encoding: line and column said)."""
+    from vetdp.inputs import InputError, read_text
+
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise RapporFileError(f"{option}={path!r}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        return read_text(path, f"{option}={path!r}")
+    except InputError as e:
+        raise RapporFileError(str(e)) from None
+
+
+def _json(text: str, where: str) -> Any:
+    """``text`` as strict JSON (:func:`vetdp.inputs.parse_json`: no NaN, bounded nesting and integer length)."""
+    from vetdp.inputs import InputError, parse_json
+
+    try:
+        return parse_json(text, where)
+    except InputError as e:
+        raise RapporFileError(str(e)) from None
+
+
+MAX_COHORT = 2**63 - 1  # cohorts are held as int64; their range against num_cohorts is checked by the caller
+
+
+def _cohorts(values: Sequence[Any], where: str, place: Callable[[int], str]) -> np.ndarray:
+    """Cohorts read from a file (ints, or decimal digits in a CSV) as int64; each must be an integer in
+    [0, MAX_COHORT] (``place(i)`` names entry i in the message)."""
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            v = int(v.strip()) if v.strip().isascii() and v.strip().isdigit() else v
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_COHORT:
+            raise RapporFileError(f"{where}: {place(i)} = {v!r:.40} must be a cohort, an integer in [0, "
+                                  "num_cohorts)")
+        out.append(v)
+    return np.array(out, dtype=np.int64)
 
 
 # ------------------------------------------------------------------ bit strings
@@ -422,7 +452,6 @@ def read_reports_file(option: str, path: str, bit_order: str = "vetdp",
 
 
 def _read_npz(option: str, path: str, bit_order: str) -> tuple[dict, np.ndarray, np.ndarray]:
-    import json
     import zipfile
 
     try:
@@ -439,14 +468,14 @@ def _read_npz(option: str, path: str, bit_order: str) -> tuple[dict, np.ndarray,
             if "reports" not in files:
                 raise RapporFileError(f"{option}={path!r} holds no randomized reports (arrays: {sorted(files)}); "
                                       "encode with --randomize")
-            params = json.loads(str(z["parameters"])) if "parameters" in files else {}
+            params = _json(str(z["parameters"]), f"{option}={path!r}: parameters") if "parameters" in files else {}
             if not isinstance(params, dict) or not isinstance(params.get("k"), int):
                 raise RapporFileError(f"{option}={path!r}: NPZ reports need the parameter k to unpack the bits")
             cohorts = np.asarray(z["cohorts"])
             packed = np.asarray(z["reports"])
     except RapporFileError:
         raise
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise RapporFileError(f"{option}={path!r} is not a readable NPZ reports file: {reason}") from None
     if cohorts.ndim != 1 or (cohorts.size and not np.issubdtype(cohorts.dtype, np.integer)):
@@ -456,12 +485,7 @@ def _read_npz(option: str, path: str, bit_order: str) -> tuple[dict, np.ndarray,
 
 
 def _read_json(option: str, path: str, bit_order: str) -> tuple[dict, np.ndarray, np.ndarray]:
-    import json
-
-    try:
-        doc = json.loads(_text(option, path))
-    except json.JSONDecodeError as e:
-        raise RapporFileError(f"{option}={path!r} is not valid JSON: {e}") from None
+    doc = _json(_text(option, path), f"{option}={path!r}")
     if not isinstance(doc, dict) or "cohorts" not in doc:
         raise RapporFileError(f"{option}={path!r}: expected a JSON object with 'parameters', 'cohorts' and 'reports'")
     if "reports" not in doc:
@@ -471,26 +495,24 @@ def _read_json(option: str, path: str, bit_order: str) -> tuple[dict, np.ndarray
     strings, cohorts = doc["reports"], doc["cohorts"]
     if not isinstance(params, dict) or not isinstance(strings, list) or not isinstance(cohorts, list):
         raise RapporFileError(f"{option}={path!r}: 'parameters' must be an object, 'reports' and 'cohorts' lists")
-    if any(isinstance(c, bool) or not isinstance(c, int) for c in cohorts):
-        raise RapporFileError(f"{option}={path!r}: every entry of 'cohorts' must be an integer")
+    cohort_array = _cohorts(cohorts, f"{option}={path!r}", lambda i: f"cohorts[{i}]")
     k = params.get("k", len(strings[0]) if strings and isinstance(strings[0], str) else 0)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise RapporFileError(f"{option}={path!r}: parameters.k = {k!r:.40} must be an integer >= 1")
     bits = strings_to_bits(strings, k, params.get("bit_order", bit_order), f"{option}={path!r}",
-                           "report") if strings else np.zeros((0, max(k, 1)), dtype=bool)
-    return params, np.array(cohorts, dtype=np.int64), bits
+                           "report") if strings else np.zeros((0, k), dtype=bool)
+    return params, cohort_array, bits
 
 
 def _read_vetdp_csv(option: str, path: str, text: str, bit_order: str,
                     k: int | None) -> tuple[dict, np.ndarray, np.ndarray]:
-    import json
-
     lines = text.splitlines()
     params: dict[str, Any] = {}
     first = 1
     if lines and lines[0].startswith("# rappor "):
-        try:
-            params = json.loads(lines[0][len("# rappor "):])
-        except json.JSONDecodeError as e:
-            raise RapporFileError(f"{_where(option, path, 1)}: the parameter line is not valid JSON: {e}") from None
+        params = _json(lines[0][len("# rappor "):], f"{_where(option, path, 1)}: the parameter line")
+        if not isinstance(params, dict):
+            raise RapporFileError(f"{_where(option, path, 1)}: the parameter line must be a JSON object")
         lines, first = lines[1:], 2
     if not lines:
         raise RapporFileError(f"{option}={path!r} is empty; expected a header 'cohort,reports' and one row per report")
@@ -517,10 +539,7 @@ def _read_vetdp_csv(option: str, path: str, text: str, bit_order: str,
             raise RapporFileError(f"{_where(option, path, first + 1 + i)}: {len(fields)} fields; the header has "
                                   f"{len(header)}")
         rows.append(fields)
-    try:
-        cohorts = np.array([int(r[ci]) for r in rows], dtype=np.int64)
-    except ValueError as e:
-        raise RapporFileError(f"{option}={path!r}: a cohort is not an integer: {e}") from None
+    cohorts = _cohorts([r[ci] for r in rows], f"{option}={path!r}", lambda i: f"line {first + 1 + i}: cohort")
     strings = [r[ri].strip() for r in rows]
     width = params.get("k", k if k is not None else (len(strings[0]) if strings else 1))
     bits = strings_to_bits(strings, width, params.get("bit_order", bit_order), f"{option}={path!r}", "report",

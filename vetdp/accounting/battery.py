@@ -300,21 +300,18 @@ def _ask_all(q: Question, eps: list, oracle: ExactOracle, tight: float, rows: li
         fn = getattr(ep, q.direction, None)
         reason = None if fn is not None else f"no {q.direction}() method"
         if reason is None and hasattr(ep, "supports"):
-            try:
-                reason = ep.supports(q.events, q.direction)
-            except Exception as e:  # noqa: BLE001 - a failing supports() is the library's error
-                reason = None
-                rows.append(_error_row(q, ep, lower, upper, e, 0.0))
+            reason, error = _fenced(ep, "supports()", q, ep.supports, q.events, q.direction)
+            if error is not None:  # a failing supports() is the library's error
+                rows.append(_error_row(q, ep, lower, upper, error, 0.0))
                 continue
         if reason:
             u = unsupported.setdefault(ep.name, {"count": 0, "reason": reason})
             u["count"] += 1
             continue
         t0 = time.perf_counter()
-        try:
-            answer = fn(q.events, q.target)
-        except Exception as e:  # noqa: BLE001 - the library's failure is a row, not a crash
-            rows.append(_error_row(q, ep, lower, upper, e, time.perf_counter() - t0))
+        answer, error = _fenced(ep, f"{q.direction}()", q, fn, q.events, q.target)
+        if error is not None:  # the library's failure is a row, not a crash
+            rows.append(_error_row(q, ep, lower, upper, error, time.perf_counter() - t0))
             continue
         seconds = time.perf_counter() - t0
         status, ratio, message = judge(q.direction, answer, lower, upper, tight)
@@ -327,9 +324,29 @@ def _ask_all(q: Question, eps: list, oracle: ExactOracle, tight: float, rows: li
                         _repro(ep, q, lower, upper), seconds))
 
 
+def _fenced(ep: Any, method: str, q: Question, fn: Callable, *args: Any) -> tuple[Any, BaseException | None]:
+    """``(fn(*args), None)``, or ``(None, the exception)`` when it raised, called ``sys.exit``/``os._exit`` or raised
+    KeyboardInterrupt (:func:`vetdp.fence.fenced`). A hang past the safety limit (``--time-limit``) raises
+    :class:`vetdp.fence.UserCodeError` (stopped: no verdict), which ends the battery."""
+    from vetdp import fence
+
+    try:
+        with fence.fenced(f"accountant entry point {ep.name!r}:", f"{method} on {q.id}"):
+            try:
+                return fn(*args), None
+            except Exception as e:  # noqa: BLE001 - reported as the library raised it
+                return None, e
+    except fence.UserCodeError as e:
+        if e.stopped:
+            raise
+        return None, e
+
+
 def _error_row(q: Question, ep: Any, lower: float, upper: float, exc: BaseException, seconds: float) -> Row:
-    return Row(q, ep.name, None, lower, upper, "error", None, f"{type(exc).__name__}: {exc}"[:500],
-               _repro(ep, q, lower, upper), seconds)
+    from vetdp.fence import UserCodeError
+
+    message = str(exc) if isinstance(exc, UserCodeError) else f"{type(exc).__name__}: {exc}"
+    return Row(q, ep.name, None, lower, upper, "error", None, message[:500], _repro(ep, q, lower, upper), seconds)
 
 
 def _repro(ep: Any, q: Question, lower: float, upper: float) -> str:

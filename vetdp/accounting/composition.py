@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import optimize
@@ -24,6 +25,7 @@ from scipy import optimize
 from vetdp.accounting.curves import RRFamily
 from vetdp.accounting.pld import ExactPLD, check_delta
 from vetdp.arith.rounding import (
+    RoundingOverflowError,
     inf_add,
     inf_div,
     inf_expm1,
@@ -132,17 +134,27 @@ def rdp_to_dp(family: RRFamily, n: int, delta: float, improved: bool = True) -> 
 
 
 def compare_methods(family: RRFamily, n: int, delta: float) -> list[Conversion]:
-    """Every method of this module for n runs at δ, the exact one marked, the tightest marked."""
+    """Every method of this module for n runs at δ, the exact one marked, the tightest marked. A method whose bound,
+    rounded up, overflows float64 reports ε = inf (its correct upward rounding: no finite bound), with a note."""
     n, delta = check_int("n", n, lo=1), check_delta(delta)
     pld = ExactPLD(family, n).epsilon(delta)
-    rho = inf_mul(float(n), family.zcdp_rho())
     zcdp_note = "Bun-Steinke Prop 1.3" + ("" if family.zcdp_tight else "; ρ not tight for t > 2")
+
+    def zcdp() -> Conversion:
+        return Conversion("zcdp", zcdp_to_dp(inf_mul(float(n), family.zcdp_rho()), delta), delta, note=zcdp_note)
+
+    def bounded(name: str, d: float, method: Callable[[], Conversion]) -> Conversion:
+        try:
+            return method()
+        except RoundingOverflowError:
+            return Conversion(name, math.inf, d, note="the bound overflows float64 (above 1.8e308): no finite bound")
+
     out = [
-        simple(family, n),
-        advanced(family, n, delta),
-        Conversion("zcdp", zcdp_to_dp(rho, delta), delta, note=zcdp_note),
-        rdp_to_dp(family, n, delta, improved=False),
-        rdp_to_dp(family, n, delta, improved=True),
+        bounded("simple", 0.0, lambda: simple(family, n)),
+        bounded("advanced", delta, lambda: advanced(family, n, delta)),
+        bounded("zcdp", delta, zcdp),
+        bounded("rdp-mironov", delta, lambda: rdp_to_dp(family, n, delta, improved=False)),
+        bounded("rdp", delta, lambda: rdp_to_dp(family, n, delta, improved=True)),
         Conversion("pld", pld.epsilon, delta, exact=True,
                    note=f"exact PLD; optimum in ({pld.epsilon_lower!r}, {pld.epsilon!r}]"),
     ]

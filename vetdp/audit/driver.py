@@ -10,18 +10,20 @@ request to a byte source stays small.
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from vetdp.audit.blackbox import AuditResult, Statistic, audit_tallies, tally
 from vetdp.core.measurement import Measurement
 from vetdp.core.validation import check_int
 
-__all__ = ["Sampler", "as_sampler", "draw_tally", "run_audit", "DEFAULT_CHUNK"]
+__all__ = ["Sampler", "as_sampler", "draw_tally", "run_audit", "DEFAULT_CHUNK", "WINDOW"]
 
 Sampler = Callable[[Any, int], Any]
 DEFAULT_CHUNK = 50_000
+WINDOW = 256  # chunks drawn and tallied at a time (the memory of an audit is one window, whatever its size)
 
 
 def as_sampler(obj: Any) -> Sampler:
@@ -62,10 +64,7 @@ def draw_tally(sampler: Sampler, x: Any, n: int, chunk: int = DEFAULT_CHUNK,
     remaining = n
     while remaining:
         k = min(chunk, remaining)
-        out = sampler(x, k)
-        if len(out) != k:
-            raise ValueError(f"the sampler returned {len(out)} outputs for n={k}; it must return exactly n")
-        counts.update(tally(out))
+        counts.update(tally(_outputs(sampler(x, k), k)))
         remaining -= k
         if progress is not None:
             progress(k)
@@ -82,9 +81,19 @@ def _draw_chunk(task: tuple) -> Counter:
 
         with use_source(SeededSource(seed)):
             out = fn(x, k)
+    return tally(_outputs(out, k))
+
+
+def _outputs(out: Any, k: int) -> Any:
+    """``out`` when it is a sequence or array of ``k`` outputs; ValueError saying what the sampler returned
+    otherwise (None, a generator, a number, the wrong count)."""
+    if not hasattr(out, "__len__") or not hasattr(out, "__getitem__"):
+        kind = "a generator or iterator" if hasattr(out, "__next__") else type(out).__name__
+        raise ValueError(f"the sampler returned {kind} for n={k}; sampler(x, n) must return a list, tuple or array "
+                         "of the n outputs")
     if len(out) != k:
         raise ValueError(f"the sampler returned {len(out)} outputs for n={k}; it must return exactly n")
-    return tally(out)
+    return out
 
 
 def run_audit(sampler: Any, inputs: Sequence[Any], epsilon: float, delta: float = 0.0, samples: int = 100_000,
@@ -111,20 +120,24 @@ def run_audit(sampler: Any, inputs: Sequence[Any], epsilon: float, delta: float 
     n_rank = n // 4
     n_choose = n // 2 - n_rank
     n_test = n - n_rank - n_choose
-    tasks, owners = [], []
-    for phase, size in enumerate((n_rank, n_choose, n_test)):
-        for i, x in enumerate(inputs):
-            for j, start in enumerate(range(0, size, chunk)):
-                k = min(chunk, size - start)
-                tasks.append((fn, x, k, None if seed is None else chunk_seed(seed, "audit", phase, i, j)))
-                owners.append((phase, i))
-    sizes = [t[2] for t in tasks]
-    done = iter(sizes)
-    counts = (runner or SerialRunner()).map(_draw_chunk, tasks,
-                                            progress=None if progress is None else lambda _: progress(next(done)))
+
+    def chunks() -> Iterator[tuple[tuple, tuple[int, int]]]:
+        for phase, size in enumerate((n_rank, n_choose, n_test)):
+            for i, x in enumerate(inputs):
+                for j, start in enumerate(range(0, size, chunk)):
+                    k = min(chunk, size - start)
+                    yield (fn, x, k, None if seed is None else chunk_seed(seed, "audit", phase, i, j)), (phase, i)
+
+    runner = runner or SerialRunner()
     tallies = [[Counter() for _ in inputs] for _ in range(3)]
-    for (phase, i), c in zip(owners, counts, strict=True):
-        tallies[phase][i].update(c)
+    pending = chunks()
+    # chunks are made and tallied a window at a time, so that memory holds one window, whatever --samples is
+    while window := list(itertools.islice(pending, max(WINDOW, 4 * runner.workers))):
+        done = iter([task[2] for task, _ in window])
+        counts = runner.map(_draw_chunk, [task for task, _ in window],
+                            progress=None if progress is None else lambda _, d=done: progress(next(d)))
+        for (_, (phase, i)), c in zip(window, counts, strict=True):
+            tallies[phase][i].update(c)
     rank, choose, test = tallies
     return audit_tallies(rank, choose, test, list(inputs), n_rank, n_choose, n_test, epsilon, delta, beta,
                          statistics)

@@ -187,7 +187,8 @@ def chain_laws(n_pub: int, n_bit: int, flip_prob: float, h: float, upper: bool, 
         a, den = rho.numerator, rho.denominator
         rest = sum(pi[:y], Fraction(0))
         mu = sum((pi[z] * v[z] for z in range(y)), Fraction(0)) / rest  # mean v of a column left for y' < y
-        delta_n = m + 1 if mu == 0 else max(1, int(hq / mu))
+        # columns per bucket; past m + 1 every row is in bucket 0 alike (and a huge int would overflow int64 below)
+        delta_n = m + 1 if mu == 0 else max(1, min(int(hq / mu), m + 1))
         step_rel, widest = 0.0, 1
         plans = []  # per source row: (offset, values, bucket indices, shifts, window values)
         for n, (off, vals) in rows.rows.items():

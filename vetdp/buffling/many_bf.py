@@ -48,6 +48,7 @@ from vetdp.buffling._common import (
     loss_weights,
 )
 from vetdp.core.validation import check_int
+from vetdp.engine.budgets import MAX_GRID_BITS
 
 __all__ = ["ManyBFDistribution", "many_bf_distribution", "EXACT_ENUMERATION_LIMIT"]
 
@@ -90,12 +91,13 @@ class ManyBFDistribution:
 
 
 def _kl(x: float, rho: float) -> float:
-    """KL(Bernoulli(x) || Bernoulli(rho)) for x, rho in [0, 1] (0 log 0 = 0)."""
+    """KL(Bernoulli(x) || Bernoulli(rho)) for x, rho in [0, 1] (0 log 0 = 0; inf where rho is 0 or 1 and x is not),
+    by differences of logarithms, so that a subnormal rho does not overflow a quotient."""
     out = 0.0
     if x > 0:
-        out += x * math.log(x / rho)
+        out += x * (math.log(x) - (math.log(rho) if rho > 0 else -math.inf))
     if x < 1:
-        out += (1 - x) * math.log((1 - x) / (1 - rho))
+        out += (1 - x) * (math.log1p(-x) - (math.log1p(-rho) if rho < 1 else -math.inf))
     return max(out, 0.0)
 
 
@@ -104,6 +106,14 @@ def _chernoff_lower(a: int, n: int, rho: float) -> float:
     if a <= 0:
         return 0.0
     return min(1.0, 2 * math.exp(-n * _kl((a - 1) / n, rho) * (1 - 1e-9)))
+
+
+def _chernoff_upper(b: int, n: int, rho: float) -> float:
+    """A bound on Pr[Bin(n, rho) > b] for b >= n·rho: exp(−n·KL((b+1)/n || rho)), with margin (the lower bound of
+    Bin(n, 1 − rho) below n − b, written with rho itself: 1 − rho is 1.0 in floats once rho < 2^-53)."""
+    if b >= n:
+        return 0.0
+    return min(1.0, 2 * math.exp(-n * _kl((b + 1) / n, rho) * (1 - 1e-9)))
 
 
 def _window(n: int, rho: float) -> tuple[int, int, float]:
@@ -115,7 +125,7 @@ def _window(n: int, rho: float) -> tuple[int, int, float]:
     while True:
         a = max(0, math.floor(mean - z * sd) - 8)
         b = min(n, math.ceil(mean + z * sd) + 8)
-        lost = _chernoff_lower(a, n, rho) + _chernoff_lower(n - b, n, 1 - rho)
+        lost = _chernoff_lower(a, n, rho) + _chernoff_upper(b, n, rho)
         if lost <= TAIL or (a == 0 and b == n):
             return a, b, lost
         z *= 1.25
@@ -128,7 +138,7 @@ def _category(n: int, rho: float, w_over_m: float, h: float, cells: int, up: boo
     pmf = np.ones(1) if rho >= 1.0 else stats.binom.pmf(xs, n, rho)
     v = (w_over_m * xs) / h  # h is a power of two: v has at most two roundings
     idx = np.ceil(v * (1 + 4 * U)) if up else np.floor(v * (1 - 4 * U))
-    idx = np.maximum(idx, 0).astype(np.int64)
+    idx = np.clip(idx, 0, cells).astype(np.int64)  # clipped before the cast: past the grid is all one to it
     over = 0.0
     if up:
         beyond = idx >= cells
@@ -182,7 +192,7 @@ def many_bf_distribution(n_pub: int, n_bit: int, flip_prob: float, grid_bits: in
     k = check_n_pub(n_pub)
     m = check_n_bit(n_bit, lo=1)
     p = check_flip_prob(flip_prob)
-    grid_bits = check_int("grid_bits", grid_bits, lo=8, hi=26)
+    grid_bits = check_int("grid_bits", grid_bits, lo=8, hi=MAX_GRID_BITS)  # memory, bounded up front
     if not (isinstance(r_cap, (int, float)) and not isinstance(r_cap, bool) and 2.0 <= r_cap <= 2.0**40):
         raise ValueError(f"r_cap={r_cap!r} must be in [2, 2**40]")
     cells = 1 << grid_bits
@@ -263,7 +273,7 @@ def _enumerated(k: int, n: int, pi: list[Fraction], w: list[Fraction], m: int, h
     prob = np.exp(logp)
     v = (g @ np.array([float(x) for x in w])) / m / h
     margin = 4 * (k + 4) * U
-    idx = (np.ceil(v * (1 + margin)) if up else np.floor(v * (1 - margin))).astype(np.int64)
+    idx = np.clip(np.ceil(v * (1 + margin)) if up else np.floor(v * (1 - margin)), 0, cells).astype(np.int64)
     over = 0.0
     if up:
         over = float(prob[idx >= cells].sum())
@@ -279,7 +289,7 @@ def _enumerated(k: int, n: int, pi: list[Fraction], w: list[Fraction], m: int, h
 def _extra(w: list[Fraction], m: int, law: np.ndarray, h: float, cells: int, up: bool) -> tuple[_Dist, float]:
     """The law of the moved (or unmoved) column's contribution w_Y/m on the grid, Y ~ ``law``."""
     v = np.array([float(x / m) for x in w]) / h
-    idx = (np.ceil(v * (1 + 4 * U)) if up else np.floor(v * (1 - 4 * U))).astype(np.int64)
+    idx = np.clip(np.ceil(v * (1 + 4 * U)) if up else np.floor(v * (1 - 4 * U)), 0, cells).astype(np.int64)
     if not up:
         idx = np.minimum(idx, cells - 1)
     keep = idx < cells

@@ -3,9 +3,12 @@
 Flipping with p2 >= p1 (both <= 1/2) is flipping with p1 followed by an independent flip, so
 the true δ(ε) is non-increasing in p: a bisection over p is a monotone search.
 
-* ``method="exact"`` (default, deterministic): the predicate is the certified upper bound
-  δ_upper(ε) <= δ of :func:`vetdp.buffling.bounds.many_bf_delta`; the returned p satisfies it,
-  so the buffling of the heuristic pair at that p is (ε, δ)-close. Guarantee: δ(ε; p) <= δ.
+* ``method="exact"`` (default, deterministic): the predicate is a certified upper bound
+  δ_upper(ε) <= δ, by the finest method that fits: conditioning on all but two categories
+  (:func:`vetdp.buffling.logo_counts.conditional_delta`, δ = 0 exactly at p = 1/2) where its
+  prefixes fit, else the coupled grid laws (:func:`vetdp.buffling.bounds.many_bf_delta`); the
+  returned p satisfies it, so the buffling of the heuristic pair at that p is (ε, δ)-close.
+  Guarantee: δ(ε; p) <= δ.
 * ``method="montecarlo"``: the predicate is the document's simulated quantile rule (seeded, so
   repeatable); no guarantee.
 
@@ -19,6 +22,7 @@ import math
 
 from vetdp.buffling._common import check_delta, check_epsilon, check_n_bit, check_n_pub
 from vetdp.buffling.bounds import many_bf_delta
+from vetdp.buffling.logo_counts import conditional_delta
 from vetdp.buffling.many_bf import many_bf_distribution
 from vetdp.buffling.montecarlo import simulate_many_bf
 from vetdp.core.validation import check_float, check_interval
@@ -59,15 +63,17 @@ def estimate_flip_prob(n_pub: int, n_bit: int, epsilon: float, delta: float, met
         if progress is not None:
             progress(evaluations)
         if method == "exact":
-            up = many_bf_delta(many_bf_distribution(k, m, p, grid_bits=grid_bits, r_cap=r_cap), eps).upper
+            fine = conditional_delta(k, m, p, eps)
+            up = fine[1] if fine is not None else \
+                many_bf_delta(many_bf_distribution(k, m, p, grid_bits=grid_bits, r_cap=r_cap), eps).upper
             last_upper[p] = up
             return up <= d
         return simulate_many_bf(k, m, p, d, n_simu=n_simu, seed=seed).epsilon <= eps
 
     hi, lo = 0.5, 0.0
-    if not ok(hi):
-        raise ValueError(f"delta={delta!r} is below what the certified bound can show even at flip_prob=0.5 "
-                         "(its numerical slack is about 1e-8); choose a larger delta")
+    if not ok(hi):  # at p = 1/2 the output does not depend on the input (δ = 0): only a method's slack refuses it
+        raise ValueError(f"delta={delta!r} is below the numerical slack of the certified bound "
+                         f"({last_upper[hi]:.2g} at flip_prob=0.5, where the true δ is 0); choose a delta above it")
     step = 0.25
     while step > 1e-300 and ok(step):  # find a failing lower end
         hi, step = step, step / 4

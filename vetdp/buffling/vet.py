@@ -157,10 +157,10 @@ def judge(returned: Any, truth: Enclosure, tol: Fraction) -> tuple[float | None,
 
 
 def _call(fn: Callable, args: tuple) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as e:  # noqa: BLE001 - the user's code failing is a finding, reported at its point
-        return None, f"raised {type(e).__name__}: {e}"
+    """The user's answer, or what the code did instead (raised, called sys.exit): a finding at its point."""
+    from vetdp.fence import outcome
+
+    return outcome(fn, *args)
 
 
 def _result(check: str, subject: str, verdicts: list[PointVerdict], skipped: int, tol: float, repro: str,

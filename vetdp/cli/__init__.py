@@ -10,12 +10,15 @@ import enum
 import importlib
 import math
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
-__all__ = ["main", "ExitCode", "output_path", "write_output", "Real", "Integer", "SUBCOMMANDS", "load_command"]
+__all__ = ["main", "ExitCode", "output_path", "output_folder", "write_output", "given", "Real", "Integer",
+           "SUBCOMMANDS", "load_command"]
 
 
 class ExitCode(enum.IntEnum):
@@ -86,41 +89,109 @@ class Integer(click.ParamType):
         return n
 
 
-def _prepare_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Click callback of every option naming an output file: create its folder now, before any work, or fail
-    with a usage error (exit 2) naming the option, so that a run never does its work and then crashes writing."""
+def _writable_folder(name: str, folder: Path, value: str) -> None:
+    """Create ``folder`` (and its parents) and prove it writable by creating a file in it (os.access says yes to
+    root on a read-only file system); a usage error naming the option otherwise."""
+    import tempfile
+
+    base = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if base is not None and not base.is_dir():
+        raise click.BadParameter(f"{name}={value!r}: {str(base)!r} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise click.BadParameter(f"{name}={value!r}: its folder {str(folder)!r} cannot be written: "
+                                 f"{e.strerror or e}") from None
+
+
+def _prepare_output(ctx: click.Context, param: click.Parameter, value: str | None,
+                    suffixes: tuple[str, ...] = ()) -> str | None:
+    """Click callback of every option naming an output file: its folder is created and found writable now, before
+    any work, and its suffix is one of ``suffixes`` (when given: the format follows the name), or a usage error (exit
+    2) naming the option, so that a run never does its work and then crashes writing."""
     if value is None or value == "-":  # "-": standard output
         return value
     name = param.opts[0] if param.opts else param.name
     path = Path(value)
-    if value == "" or path.name == "":
-        raise click.BadParameter(f"{name}={value!r} must name a file", ctx=ctx, param=param)
-    if path.is_dir():
-        raise click.BadParameter(f"{name}={value!r} is a directory; give a file name", ctx=ctx, param=param)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise click.BadParameter(f"{name}={value!r}: cannot create its folder {str(path.parent)!r}: "
-                                 f"{e.strerror or e}", ctx=ctx, param=param) from None
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise click.BadParameter(f"{name}={value!r} is not writable", ctx=ctx, param=param)
+        if value.strip() == "" or path.name == "":
+            raise click.BadParameter(f"{name}={value!r} must name a file")
+        if path.is_dir():
+            raise click.BadParameter(f"{name}={value!r} is a directory; give a file name")
+        if suffixes and path.suffix.lower() not in suffixes:
+            raise click.BadParameter(f"{name}={value!r} must end in {', '.join(suffixes[:-1])} or {suffixes[-1]} "
+                                     "(the format follows the suffix)")
+        _writable_folder(name, path.parent, value)
+        if path.exists() and not os.access(path, os.W_OK):
+            raise click.BadParameter(f"{name}={value!r} is not writable")
+    except click.BadParameter as e:
+        e.ctx, e.param = ctx, param
+        raise
     return value
 
 
-def output_path(*decls: str, help: str) -> Callable[[Callable], Callable]:  # noqa: A002 - click's own keyword
-    """A click option naming an output file (``--json``, ``--plot``, ...): its folder is created up front; ``-``
-    means standard output (the command then prints its table on standard error)."""
-    return click.option(*decls, type=click.Path(dir_okay=False), callback=_prepare_output, help=help)
+def _prepare_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Click callback of an option naming an output folder: created and found writable before any work."""
+    if value is None:
+        return value
+    name = param.opts[0] if param.opts else param.name
+    try:
+        if value.strip() == "":
+            raise click.BadParameter(f"{name}={value!r} must name a folder (e.g. out/figures; '.' for this one)")
+        _writable_folder(name, Path(value), value)
+    except click.BadParameter as e:
+        e.ctx, e.param = ctx, param
+        raise
+    return value
 
 
-def write_output(option: str, path: str, text: str) -> None:
-    """Write ``text`` to ``path`` (``-``: standard output); a failure is a usage error naming ``option`` (exit 2),
-    not a traceback."""
+def output_path(*decls: str, help: str, suffixes: tuple[str, ...] = ()  # noqa: A002 - click's own keyword
+                ) -> Callable[[Callable], Callable]:
+    """A click option naming an output file (``--json``, ``--plot``, ...): its folder is created up front and proved
+    writable; ``suffixes`` (e.g. ``(".png", ".svg")``) restricts the name where the format follows it; ``-`` means
+    standard output (the command then prints its table on standard error)."""
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        return _prepare_output(ctx, param, value, suffixes)
+
+    return click.option(*decls, type=click.Path(dir_okay=False), callback=callback, help=help)
+
+
+def output_folder(*decls: str, help: str, default: str) -> Callable[[Callable], Callable]:  # noqa: A002
+    """A click option naming an output folder (``--out``): created and proved writable before any work."""
+    return click.option(*decls, type=click.Path(file_okay=False), default=default, show_default=True,
+                        callback=_prepare_folder, help=help)
+
+
+def given(name: str) -> bool:
+    """Whether the running command's parameter ``name`` was given (on the command line or in the environment) rather
+    than left at its default: an option that has no effect in the mode chosen is refused, not silently ignored."""
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
+                                              click.core.ParameterSource.ENVIRONMENT)
+
+
+def write_output(option: str, path: str, text: str | bytes | Callable[[Any], None]) -> None:
+    """Write ``text`` (str, bytes, or a function writing to a binary file) to ``path`` (``-``: standard output) as a
+    whole: into a temporary file of the same folder, then renamed, so that a failure leaves no half-written file; a
+    failure is a usage error naming ``option`` (exit 2), not a traceback."""
     if path == "-":
         click.echo(text)
         return
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")  # the usual permissions (umask)
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        try:
+            with open(temporary, "wb") as fh:
+                if callable(text):
+                    text(fh)
+                else:
+                    fh.write(text.encode("utf-8") if isinstance(text, str) else text)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        os.replace(temporary, target)
     except OSError as e:
         raise click.UsageError(f"{option}={path!r}: cannot write: {e.strerror or e}") from None
 
@@ -167,6 +238,16 @@ class _Main(click.Group):
     project, met by any subcommand, is a usage error (exit 2) with its message, never a traceback that exits 1 like
     a violation."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """As click's, with standard output and error able to print any text: on a stream whose encoding lacks a
+        character (``PYTHONIOENCODING=ascii``, a C locale) it is written as a backslash escape, not a crash."""
+        for stream in (sys.stdout, sys.stderr):
+            encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+            if encoding not in ("utf8", "utf16", "utf32") and getattr(stream, "errors", "") == "strict" and \
+                    hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        return super().main(*args, **kwargs)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *SUBCOMMANDS})
 
@@ -191,12 +272,57 @@ class _Main(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):
+        """Run the subcommand under :func:`vetdp.fence.guarded`. Whatever the user's code does that its fence did
+        not turn into a result ends the command with one line and exit 2, never 0 and never a traceback: a
+        :class:`vetdp.fence.UserCodeError`, a ``sys.exit``/``os._exit`` raised outside vetdp's own files, a
+        ``KeyboardInterrupt`` that no Ctrl-C sent (a real Ctrl-C: "stopped", exit 2)."""
+        from vetdp import fence
         from vetdp.project import ProjectError
 
-        try:
-            return super().invoke(ctx)
-        except ProjectError as e:
-            raise click.UsageError(str(e), ctx=ctx) from None
+        with fence.guarded():
+            try:
+                return super().invoke(ctx)
+            except ProjectError as e:
+                raise click.UsageError(str(e), ctx=ctx) from None
+            except fence.UserCodeError as e:
+                _fail(str(e) if e.stopped else f"error: {e}")
+            except SystemExit as e:
+                where = _raised_outside_vetdp(e)
+                if where is None:
+                    raise  # the command's own exit code
+                _fail(f"error: code in {where} {fence.exit_text(e)} while vetdp ran; no verdict")
+            except KeyboardInterrupt as e:
+                if fence.interrupted():
+                    _fail("stopped: interrupted (Ctrl-C); no verdict")
+                _fail(f"error: code in {_raised_outside_vetdp(e) or 'vetdp'} raised KeyboardInterrupt; no verdict")
+
+
+# vetdp and the libraries its command line runs on (rich ends a command whose output pipe closed with SystemExit(1))
+_OWN = ("vetdp", "click", "rich")
+
+
+def _raised_outside_vetdp(e: BaseException) -> str | None:
+    """``file:line`` of the code that raised ``e`` when it is not vetdp's own or its command line's libraries' (by
+    the raising module's name; ``os._exit`` under the guard is always the caller's), else None."""
+    from vetdp.fence import OsExitCalled
+
+    tb, frames = e.__traceback__, []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    if isinstance(e, OsExitCalled) and len(frames) > 1:
+        frames = frames[:-1]  # the guard's own frame: the caller is the one before it
+    if not frames:
+        return None
+    module = str(frames[-1].f_globals.get("__name__", ""))
+    if not isinstance(e, OsExitCalled) and module.split(".")[0] in _OWN:
+        return None
+    return f"{frames[-1].f_code.co_filename}:{frames[-1].f_lineno}"
+
+
+def _fail(line: str) -> None:
+    click.echo(line, err=True)
+    raise click.exceptions.Exit(int(ExitCode.ERROR))
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 
 import click
 
-from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
+from vetdp.cli import ExitCode, Integer, Real, output_folder, output_path, write_output
 
 __all__ = ["account", "plot", "compose_limit"]
 
@@ -105,14 +106,15 @@ def account(mechanism: str, epsilon: float, categories: int, k: int, compose: in
         doc = {"schema_version": 1, "mechanism": mechanism, "epsilon": epsilon, "categories": categories, "k": k,
                "compose": compose, "delta": delta, "rho": family.zcdp_rho(), "rho_tight": family.zcdp_tight,
                "exact": "pld", "tightest": tightest,
-               "methods": [{"method": c.method, "epsilon": c.epsilon, "delta": c.delta, "exact": c.exact,
+               "methods": [{"method": c.method, "epsilon": c.epsilon if math.isfinite(c.epsilon) else None,
+                            "delta": c.delta, "exact": c.exact,
                             "tightest": c.tightest, "alpha": c.alpha, "note": c.note} for c in rows]}
         write_output("--json", json_path, json.dumps(doc, indent=2))
 
 
 @click.command()
-@click.option("--out", type=click.Path(file_okay=False, writable=True), default="out/figures", show_default=True,
-              help="directory for the PNG and SVG files (created if missing)")
+@output_folder("--out", default="out/figures", help="directory for the PNG and SVG files (created if missing, and "
+               "found writable before any figure is drawn)")
 def plot(out: str) -> None:
     """Regenerate the seed post's three figures (RDP/zCDP bounds, composition, MAE) as PNG and SVG."""
     from vetdp.accounting.plots import write_figures

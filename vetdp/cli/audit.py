@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from vetdp.cli import Integer, Real
-from vetdp.cli.check import report_options, run_and_report
+from vetdp.cli.check import report_options, run_and_report, safety_limit_option
 from vetdp.cli.verify import load_callable, load_opendp
 
 __all__ = ["audit"]
@@ -21,12 +21,15 @@ CHECK = "audit.epsilon_lower_bound"
 
 
 def _json_arg(name: str, text: str | None) -> Any:
+    """The JSON value of option ``name`` (strict: vetdp.inputs.parse_json), None when not given; exit 2 naming it."""
+    from vetdp.inputs import InputError, parse_json, shown
+
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise click.BadParameter(f"{name}={text!r} is not valid JSON: {e}") from None
+        return parse_json(text, f"{name}={shown(text)}")
+    except InputError as e:
+        raise click.BadParameter(str(e)) from None
 
 
 def _input(v: Any) -> Any:
@@ -34,8 +37,10 @@ def _input(v: Any) -> Any:
 
 
 def _build(mechanism: str, impl: str | None, params: dict) -> tuple[Any, Any, str]:
-    """(measurement, spec, label) for a bundled spec name, built with our constructor or ``impl``."""
-    from vetdp.engine.spec import MeasurementSpec, find_spec
+    """(measurement, spec, label) for a bundled spec name, built with our constructor or ``impl`` (fenced: a
+    constructor that exits or hangs is a :class:`vetdp.fence.UserCodeError`)."""
+    from vetdp import fence
+    from vetdp.engine.spec import MeasurementSpec, check_size, find_spec
 
     try:
         spec = find_spec(mechanism)
@@ -50,10 +55,22 @@ def _build(mechanism: str, impl: str | None, params: dict) -> tuple[Any, Any, st
     else:
         ctor = load_callable(impl)
     defaults = _defaults(spec.load_constructor())
+    allowed = set().union(*(set(p) for p in spec.examples), defaults)
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise click.BadParameter(f"unknown key(s) {unknown} for {mechanism}; allowed: {sorted(allowed)}",
+                                 param_hint="--params")
+    try:
+        check_size(spec, params)
+    except ValueError as e:
+        raise click.BadParameter(str(e).replace("params: ", "", 1), param_hint="--params") from None
     params = dict(params)
     while True:
         try:
-            return spec.build(ctor, params), spec, f"{mechanism}" + (f" ({impl})" if impl else "")
+            with fence.fenced(f"--impl={impl!r}:" if impl else f"--mechanism={mechanism!r}:", "building it",
+                              exceptions=False):
+                built = spec.build(ctor, params)
+            return built, spec, f"{mechanism}" + (f" ({impl})" if impl else "")
         except KeyError as e:
             key = e.args[0] if e.args else None
             if key in defaults and key not in params:  # the constructor has a default: use it, as a caller would
@@ -95,6 +112,9 @@ def _defaults(ctor: Any) -> dict[str, Any]:
               help="The bound holds with confidence 1 - beta.")
 @click.option("--seed", type=int, help="Draw vetdp randomness from seeded sources, one per chunk of samples "
               "(reproducible, also with --workers; not for production). Code outside vetdp (e.g. OpenDP) ignores it.")
+@safety_limit_option("Wall-clock seconds one call of the sampler (a chunk of at most 50000 samples) may take, and "
+                     "importing each module named: a safety net for a sampler that hangs ('stopped', exit 2; serial "
+                     "runs only, as Dask draws chunks in worker threads).")
 @click.option("--workers", type=Integer(1, 1024), default=None,
               help="Draw the chunks on a local Dask cluster of N worker processes (extra vetdp[dask]).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -102,7 +122,7 @@ def _defaults(ctor: Any) -> dict[str, Any]:
 @report_options
 def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | None, impl_ref: str | None,
           x_text: str | None, xp_text: str | None, inputs_text: str | None, epsilon: float | None, delta: float,
-          samples: int, beta: float, seed: int | None, workers: int | None, scheduler: str | None,
+          samples: int, beta: float, seed: int | None, time_limit: float, workers: int | None, scheduler: str | None,
           json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Audit a sampler: lower-bound its ε with confidence 1 − β; exit 0 pass, 1 violation, 2 error.
 
@@ -111,6 +131,7 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from vetdp import fence
     from vetdp.audit.driver import as_sampler, run_audit
     from vetdp.core.measurement import Measurement
     from vetdp.distributed import task_runner
@@ -129,15 +150,12 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
     else:
         if impl_ref or params_text:
             raise click.UsageError("--impl and --params go with --mechanism, not --sampler")
-        try:
-            target = load_callable(sampler_ref)
-        except click.BadParameter as e:  # load_callable speaks of --impl; here the option is --sampler
-            raise click.BadParameter(e.message.replace("--impl=", "--sampler=")
-                                     .replace("MODULE:ATTR or path", "MODULE:ATTR or path"),
-                                     param_hint="--sampler") from None
+        target = load_callable(sampler_ref, "--sampler")
         label = sampler_ref
     try:
-        as_sampler(target)
+        sampler = fence.Fenced(as_sampler(target), f"--sampler={sampler_ref!r}:" if sampler_ref else
+                               f"--mechanism={mechanism!r}" + (f" --impl={impl_ref!r}" if impl_ref else "") + ":",
+                               seconds=time_limit)
     except TypeError as e:
         raise click.BadParameter(str(e), param_hint="--sampler") from None
     if inputs_text is not None:
@@ -174,10 +192,13 @@ def audit(sampler_ref: str | None, mechanism: str | None, params_text: str | Non
                       transient=True, disable=not err.is_terminal) as progress:
             task = progress.add_task("sampling", total=samples * len(inputs))
             with task_runner(workers, scheduler) as runner:
-                r = run_audit(target, inputs, epsilon, delta, samples, beta,
+                r = run_audit(sampler, inputs, epsilon, delta, samples, beta,
                               progress=lambda k: progress.advance(task, k), seed=seed, runner=runner)
     except ImportError as e:
         raise click.UsageError(str(e)) from None
+    except fence.UserCodeError as e:  # the sampler raised, exited or hung: no verdict, exit 2
+        result = CheckResult(label, CHECK, Status.STOPPED if e.stopped else Status.ERROR, message=str(e),
+                             seconds=time.perf_counter() - t0)
     except (ValueError, TypeError) as e:
         raise click.UsageError(str(e)) from None
     except Exception as e:  # noqa: BLE001 - the sampler failed: an engine error, exit 2

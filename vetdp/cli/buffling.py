@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from vetdp.cli import ExitCode, Integer, Real, output_path, write_output
-from vetdp.cli.check import dask_options, removed_time_budget, report_options, runner_scope
-from vetdp.engine.budgets import CHAIN_WORK
+from vetdp.cli import ExitCode, Integer, Real, given, output_path, write_output
+from vetdp.cli.check import dask_options, removed_time_budget, report_options, runner_scope, safety_limit_option
+from vetdp.engine.budgets import CHAIN_WORK, MAX_GRID_BITS
 
 if TYPE_CHECKING:  # rich loads when a command runs, not for --help
     from rich.console import Console
@@ -125,7 +125,8 @@ def buffling() -> None:
 @click.option("--flip-prob", type=_FLIP, required=True, help="p in (0, 0.5]")
 @click.option("--skew", type=str, default="1", show_default=True,
               help="s in [0, 1]: counts m((1−s)·uniform + s·e_0); a fraction like 1/2 is exact")
-@output_path("--plot", "plot_path", help="write the SNR heat map (PNG)")
+@output_path("--plot", "plot_path", help="write the SNR heat map (.png, .svg or .pdf: the format follows the suffix)",
+             suffixes=(".png", ".svg", ".pdf"))
 @output_path("--json", "json_path", help="also write the results as JSON")
 def snr(n_pub: int, n_bit: int, flip_prob: float, skew: str, plot_path: str | None, json_path: str | None) -> None:
     """SNR of every incremental change j → i, its maximum and maximisers (Part I)."""
@@ -201,6 +202,10 @@ def one_bf(n_bit: int, flip_prob: float, delta: float, depth: int | None, y_ds: 
     if n_bit <= ONE_BF_MAX_BITS and y_ds:
         raise click.BadParameter(f"--y-d applies above --n-bit={ONE_BF_MAX_BITS} (certified mode); at "
                                  f"--n-bit={n_bit} every y_d is computed exactly", param_hint="--y-d")
+    if n_bit > ONE_BF_MAX_BITS and depth is not None:  # an option that would change nothing is not accepted silently
+        raise click.BadParameter(f"--depth applies to the exact mode (--n-bit <= {ONE_BF_MAX_BITS}), whose routes it "
+                                 f"truncates; at --n-bit={n_bit} the certified mode has no continued fraction",
+                                 param_hint="--depth")
     for y in y_ds:
         if y > n_bit - 1:
             raise click.BadParameter(f"{y} must be in [0, {n_bit - 1}] (y_d <= m − 1)", param_hint="--y-d")
@@ -371,8 +376,9 @@ def _rows_for(m: int, p: float, y_d: int) -> list[tuple[int, str]]:
 @click.option("--n-bit", type=Integer(1, 10**8), required=True, help="m in [1, 10^8]")
 @click.option("--flip-prob", type=_FLIP, required=True, help="p in (0, 0.5]")
 @click.option("--delta", type=_DELTA, default=1e-6, show_default=True, help="δ in (0, 1)")
-@click.option("--grid-bits", type=Integer(8, 26, why="2^bits float64 cells per law"), default=20, show_default=True,
-              help="2^bits grid cells, bits in [8, 26]")
+@click.option("--grid-bits", type=Integer(8, MAX_GRID_BITS, why="about 100 bytes of memory per cell: 2^23 cells take "
+              "0.9 GB"), default=20, show_default=True, help=f"2^bits grid cells, bits in [8, {MAX_GRID_BITS}] "
+              "(about 100 bytes of memory per cell)")
 @click.option("--r-cap", type=Real(2, 2.0**40), default=128.0, show_default=True,
               help="grid covers R in [0, R-CAP), R-CAP in [2, 2^40]")
 @click.option("--simulate", "n_simu", type=Integer(0, None), default=0,
@@ -397,6 +403,9 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
         if n_simu < 10:
             raise click.BadParameter(f"{n_simu} must be 0 (no simulation) or >= 10", param_hint="--simulate")
         _check_simulation("--simulate", n_pub, n_simu)
+    elif given("seed"):
+        raise click.BadParameter("--seed seeds the Monte Carlo of --simulate N; without it nothing is drawn "
+                                 "(the certified bounds use no randomness)", param_hint="--seed")
     from vetdp.buffling.bounds import CHAIN_TARGET, certified_epsilon
     from vetdp.buffling.category_chain import ChainBudgetExceeded, chain_epsilon
     from vetdp.buffling.logo_counts import conditional_epsilon, exact_epsilon, exact_is_cheap
@@ -419,7 +428,10 @@ def privacy(n_pub: int, n_bit: int, flip_prob: float, delta: float, grid_bits: i
                                       chain_work=chain_work)
             except ChainBudgetExceeded as why:  # more work would have helped: say which option gives it
                 _fail(ArithmeticError(f"{why}; raise --chain-work"))
-            except (ValueError, TypeError, ArithmeticError) as why:
+            except ArithmeticError as why:  # past every certified method: say so, and what remains
+                _fail(ArithmeticError(f"cannot certify: {why}; fewer publishers (--n-pub) or a larger --flip-prob "
+                                      "bring it within reach, and --simulate N estimates it without a guarantee"))
+            except (ValueError, TypeError) as why:
                 _fail(why)
         hockey_method = {"enumeration": f"exact enumeration of {b.work} logo counts",
                          "conditional": f"conditional ({b.work} prefixes)",
@@ -516,6 +528,11 @@ def flip_prob(n_pub: int, n_bit: int, epsilon: float, delta: float, method: str,
 
     if method == "montecarlo":
         _check_simulation("--n-simu", n_pub, n_simu)
+    else:
+        for option in ("n_simu", "seed"):
+            if given(option):
+                raise click.BadParameter(f"--{option.replace('_', '-')} applies with --method montecarlo; the exact "
+                                         "search draws nothing", param_hint=f"--{option.replace('_', '-')}")
     err = Console(stderr=True)
     with Progress(disable=not err.is_terminal, console=err, transient=True) as bar:
         task = bar.add_task("search", total=None)
@@ -584,12 +601,15 @@ def _load(option: str, ref: str | None) -> Callable | None:
               help="relative tolerance in [0, 1): a value outside [lo·(1−tol), hi·(1+tol)] of the certified "
                    "interval fails")
 @click.option("--quick", is_flag=True, help="a smaller grid at m = 10, 1000, 10^5 and p = 0.1 (seconds)")
+@safety_limit_option("wall-clock seconds one (m, p[, k]) cell of the grid may take, and importing each module "
+                     "named (a safety net for a function that hangs: the cell is 'stopped', exit 2; serial runs "
+                     "only, as Dask runs cells in worker threads)")
 @dask_options
 @report_options
 def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scales: str | None,
         flip_probs: tuple[float, ...], n_pubs: str | None, delta: float, epsilon_kind: str, tolerance: float,
-        quick: bool, workers: int | None, scheduler: str | None, json_path: str | None, junit_path: str | None,
-        markdown_path: str | None) -> None:
+        quick: bool, time_limit: float, workers: int | None, scheduler: str | None, json_path: str | None,
+        junit_path: str | None, markdown_path: str | None) -> None:
     """Vet a user's one-filter ratio, pmf, or many-filter ε(δ) against vetdp's certified values.
 
     Exit codes: 0 every point within tolerance; 1 a point outside it (or the function raised, returned NaN, an
@@ -601,26 +621,37 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
     if not (impl_ref or pmf_ref or epsilon_ref):
         raise click.UsageError("give at least one of --impl MODULE:ATTR (ratio), --pmf MODULE:ATTR, "
                                "--epsilon MODULE:ATTR")
+    if epsilon_ref is None:
+        for name, option in (("n_pubs", "--n-pub"), ("delta", "--delta"), ("epsilon_kind", "--epsilon-kind")):
+            if given(name):  # they shape the many-filter ε(δ) grid only
+                raise click.BadParameter(f"{option} applies with --epsilon MODULE:ATTR (a many-filter ε(δ) "
+                                         "function)", param_hint=option)
     ratio_fn, pmf_fn, eps_fn = _load("--impl", impl_ref), _load("--pmf", pmf_ref), _load("--epsilon", epsilon_ref)
-    ms = _int_list("--scales", scales, 1, 10**7) if scales else list(v.QUICK_SCALES if quick else v.SEED_SCALES)
+    ms = _int_list("--scales", scales, 1, 10**7) if scales is not None else \
+        list(v.QUICK_SCALES if quick else v.SEED_SCALES)
     ps = sorted(set(flip_probs)) or list(v.QUICK_FLIP_PROBS if quick else v.DEFAULT_FLIP_PROBS)
-    ks = _int_list("--n-pub", n_pubs, 1, 16) if n_pubs else list(v.DEFAULT_N_PUBS)
+    ks = _int_list("--n-pub", n_pubs, 1, 16) if n_pubs is not None else list(v.DEFAULT_N_PUBS)
     collected: list = []
     cells: list[tuple[str, tuple]] = []
     for m in ms:
         for p in ps:
             if ratio_fn:
-                cells.append((f"ratio m={m} p={p}", ("ratio", ratio_fn, m, p, tolerance, quick, impl_ref)))
+                cells.append((f"ratio m={m} p={p}", ("ratio", time_limit, ratio_fn, m, p, tolerance, quick,
+                                                     impl_ref)))
             if pmf_fn:
-                cells.append((f"pmf m={m} p={p}", ("pmf", pmf_fn, m, p, tolerance, quick, pmf_ref)))
+                cells.append((f"pmf m={m} p={p}", ("pmf", time_limit, pmf_fn, m, p, tolerance, quick, pmf_ref)))
             if eps_fn:
                 for k in ks:
-                    cells.append((f"epsilon k={k} m={m} p={p}", ("epsilon", eps_fn, k, m, p, delta, tolerance,
-                                                                 epsilon_kind, epsilon_ref)))
+                    cells.append((f"epsilon k={k} m={m} p={p}", ("epsilon", time_limit, eps_fn, k, m, p, delta,
+                                                                 tolerance, epsilon_kind, epsilon_ref)))
     from vetdp.cli.check import run_and_report
+    from vetdp.engine.results import CheckResult, Status
 
-    def stage(handle: Callable[[], Any]) -> Callable[[], list]:
+    def stage(label: str, handle: Callable[[], Any]) -> Callable[[], list]:
         def run() -> list:
+            if any(r.status is Status.STOPPED for r in collected):  # a hang: the rest would wait as long
+                return [CheckResult("buffling.vet", label.split()[0], Status.SKIPPED, label.partition(" ")[2],
+                                    message="not run: a cell before it was stopped by --time-limit")]
             r = handle()
             collected.append(r)
             return [r]
@@ -628,7 +659,7 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
 
     with runner_scope(workers, scheduler) as runner:
         handles = runner.handles(_vet_cell, [task for _, task in cells])
-        code = run_and_report([(label, stage(h)) for (label, _), h in zip(cells, handles, strict=True)],
+        code = run_and_report([(label, stage(label, h)) for (label, _), h in zip(cells, handles, strict=True)],
                               command="buffling vet", title="buffling vet: user analysis code against certified "
                               "values", json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
                               nothing_selected="no grid point was checked")
@@ -638,12 +669,27 @@ def vet(impl_ref: str | None, pmf_ref: str | None, epsilon_ref: str | None, scal
 
 @_grid_task
 def _vet_cell(task: tuple) -> Any:
-    """One cell of the vet grid (a task): ``("ratio" | "pmf", fn, m, p, tol, quick, ref)`` or ``("epsilon", fn, k,
-    m, p, delta, tol, kind, ref)``; the cell's CheckResult."""
-    from vetdp.buffling import vet as v
+    """One cell of the vet grid (a task): ``("ratio" | "pmf", time_limit, fn, m, p, tol, quick, ref)`` or
+    ``("epsilon", time_limit, fn, k, m, p, delta, tol, kind, ref)``; the cell's CheckResult. The user's function is
+    fenced (:mod:`vetdp.fence`): what it does at a point is that point's finding, a hang past ``time_limit`` stops
+    the cell (no verdict)."""
+    import time
 
-    kind, *args = task
-    return {"ratio": v.vet_ratio, "pmf": v.vet_pmf, "epsilon": v.vet_epsilon}[kind](*args)
+    from vetdp import fence
+    from vetdp.buffling import vet as v
+    from vetdp.engine.results import CheckResult, Status
+
+    kind, limit, *args = task
+    ref = args[-1]
+    option = {"ratio": "--impl", "pmf": "--pmf", "epsilon": "--epsilon"}[kind]
+    t0 = time.perf_counter()
+    try:
+        with fence.fenced(f"{option}={ref!r}:", seconds=limit, exceptions=False):
+            return {"ratio": v.vet_ratio, "pmf": v.vet_pmf, "epsilon": v.vet_epsilon}[kind](*args)
+    except fence.UserCodeError as e:
+        subject = f"k={args[1]} m={args[2]} p={args[3]!r}" if kind == "epsilon" else f"m={args[1]} p={args[2]!r}"
+        return CheckResult(v.SPEC, kind, Status.STOPPED if e.stopped else Status.ERROR, subject, message=str(e),
+                           seconds=time.perf_counter() - t0)
 
 
 _SHOWN_POINTS = 40

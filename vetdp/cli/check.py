@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +21,8 @@ if TYPE_CHECKING:  # the engine and rich load when a command runs, not for --hel
     from vetdp.engine.results import CheckResult
 
 __all__ = ["check", "run_and_report", "report_options", "project_option", "load_refs", "dask_options",
-           "runner_scope", "work_budget_options", "time_limit_option", "removed_time_budget"]
+           "runner_scope", "work_budget_options", "time_limit_option", "removed_time_budget",
+           "safety_limit_option"]
 
 
 def report_options(f: Callable) -> Callable:
@@ -69,29 +69,45 @@ def work_budget_options(f: Callable) -> Callable:
     return f
 
 
+def _fence_limit(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    from vetdp import fence
+
+    fence.set_time_limit(value)  # the user's code imported and called by this command runs under it too
+    return value
+
+
+def safety_limit_option(help: str) -> Callable[[Callable], Callable]:  # noqa: A002 - click's own keyword
+    """``--time-limit SECONDS`` (default :data:`vetdp.engine.budgets.DEFAULT_TIME_LIMIT`): a wall-clock safety net,
+    which also bounds every import and call of the user's code (:mod:`vetdp.fence`); when it fires the work is
+    stopped (exit 2), never a verdict."""
+    from vetdp.engine.budgets import DEFAULT_TIME_LIMIT
+
+    return click.option("--time-limit", type=Real(1, 10**6), default=DEFAULT_TIME_LIMIT, show_default=True,
+                        callback=_fence_limit, help=help)
+
+
 def time_limit_option(f: Callable) -> Callable:
     """``--time-limit SECONDS``: the wall-clock safety net per clause and parameter set (a hang that draws no
     randomness); when it fires the clause is stopped (exit 2), never a verdict. ``--time-budget`` is refused."""
-    from vetdp.engine.budgets import DEFAULT_TIME_LIMIT
-
-    f = click.option("--time-limit", type=Real(1, 10**6), default=DEFAULT_TIME_LIMIT, show_default=True,
-                     help="Wall-clock seconds one clause may take on one parameter set. A safety net for code that "
-                     "hangs without drawing randomness: when it fires the clause is 'stopped' and the command exits "
-                     "2; verdicts come from the work budgets only.")(f)
+    f = safety_limit_option("Wall-clock seconds one clause may take on one parameter set (and importing each module "
+                            "you name). A safety net for code that hangs without drawing randomness: when it fires "
+                            "the clause is 'stopped' and the command exits 2; verdicts come from the work budgets "
+                            "only.")(f)
     return removed_time_budget("--max-paths/--max-steps/--max-choices (work)", "--time-limit SECONDS (safety)")(f)
 
 
 def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult]]]], *, command: str, title: str,
                    json_path: str | None, junit_path: str | None, markdown_path: str | None,
                    advisory: list[str] = (), nothing_selected: str = "no check ran", true_label: str = "true",
-                   progress_lines: bool = False) -> int:
+                   progress_lines: bool | tuple[str, ...] = False) -> int:
     """Run every stage with progress shown (:mod:`vetdp.progress`), print the table and failures, write reports; the
     exit code.
 
     ``advisory``: globs over ``spec::check`` whose failures are reported but do not fail the gate.
     ``true_label`` names the ``true`` column (an audit's is a confidence lower bound, not a true value).
     Progress goes to standard error: a bar on a terminal; when it is not one, a line per step with
-    ``progress_lines`` (``verify``), else nothing.
+    ``progress_lines`` (``verify``; a tuple of step names: those steps only, ``check``: per stage and spec), else
+    nothing.
     A run that produced no result at all checked nothing: it prints ``nothing_selected`` and exits 2, never 0.
     """
     from rich.console import Console
@@ -99,6 +115,7 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
     from vetdp.engine import report
     from vetdp.engine.registry import glob_matches
     from vetdp.engine.results import CheckResult, Status
+    from vetdp.fence import UserCodeError
 
     out = Console()
     if "-" in (json_path, junit_path, markdown_path):  # a report on standard output: the table goes to stderr
@@ -115,6 +132,9 @@ def run_and_report(stages: Iterable[tuple[str, Callable[[], Iterable[CheckResult
                 for r in stage():
                     results.append(r)
                     progress.note(r.check)
+            except UserCodeError as e:  # the user's code, named by it: no verdict, exit 2
+                results.append(CheckResult(label, "engine", Status.STOPPED if e.stopped else Status.ERROR,
+                                           message=str(e), seconds=time.perf_counter() - t0))
             except Exception as e:  # noqa: BLE001 - report the engine failure, exit 2
                 results.append(CheckResult(label, "engine", Status.ERROR, message=f"{type(e).__name__}: {e}",
                                            seconds=time.perf_counter() - t0))
@@ -187,14 +207,15 @@ def _gate_config(path: str | None, project: Project | None = None) -> dict:
 
 
 def load_refs(refs: Iterable[str]) -> list[tuple[str, Callable]]:
-    """("module:function", the function) for each provider reference; a usage error names one that cannot be
-    loaded."""
+    """("module:function", the function) for each provider reference, imported fenced (:mod:`vetdp.fence`); a usage
+    error names one that cannot be loaded."""
+    from vetdp import fence
+
     out = []
     for ref in refs:
-        module, _, attr = ref.partition(":")
         try:
-            out.append((ref, getattr(importlib.import_module(module), attr)))
-        except (ImportError, AttributeError) as e:
+            out.append((ref, fence.load(ref, f"[tool.vetdp] providers {ref!r}:")))
+        except ValueError as e:
             raise click.UsageError(f"[tool.vetdp] providers: {ref!r} cannot be loaded: {e}") from None
     return out
 
@@ -260,6 +281,7 @@ def _check_piece(project: Project, options: CheckOptions, piece: tuple[str, Any,
     paths it reads (see :func:`_needed_paths`). Returns the results and, when the provider raised after them,
     ``"Type: message"`` (a spec's engine failure is already one of its results)."""
     from vetdp.distributed import draws_independent_of_loaded_modules
+    from vetdp.engine.registry import run_provider
     from vetdp.engine.specs_provider import check_specs
     from vetdp.obligations.provider import check_proofs
 
@@ -267,13 +289,37 @@ def _check_piece(project: Project, options: CheckOptions, piece: tuple[str, Any,
     out: list[CheckResult] = []
     with _project_on_worker(project, needed), draws_independent_of_loaded_modules():
         source = (check_specs(options, [what]) if kind == "spec" else check_proofs(options) if kind == "proofs"
-                  else what(options))
+                  else run_provider(_ref_of(what), what, options))
         try:
             for r in source:
                 out.append(r)
         except Exception as e:  # noqa: BLE001 - reported as the stage's engine error, as run_and_report does
             return out, f"{type(e).__name__}: {e}"
     return out, None
+
+
+def _require_proofs() -> None:
+    """A usage error (exit 2) when the active project has no proofs to check (no proofs directory, an empty one, or
+    none of a spec'd module), as the proofs stage would report after all the other checks."""
+    from vetdp.obligations.pinning import Pinning, ProofError
+    from vetdp.obligations.provider import spec_modules
+
+    try:
+        Pinning().require_proofs(spec_modules())
+    except ProofError as e:
+        raise click.UsageError(str(e)) from None
+
+
+def _provider_label(ref: str) -> str:
+    """How a provider's stage is named: its module's last name, or the package's for a module called provider
+    (``vetdp.accounting.provider:check_accounting`` -> ``accounting``)."""
+    parts = ref.split(":")[0].split(".")
+    return parts[-2] if parts[-1] == "provider" and len(parts) > 1 else parts[-1]
+
+
+def _ref_of(fn: Any) -> str:
+    """``module:name`` of a provider function (its reference in ``[tool.vetdp] providers``)."""
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
 def _check_stages(project: Project, options: CheckOptions, specs: list, runner: Any
@@ -284,8 +330,8 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
     from vetdp.engine.specs_provider import spec_check_names
 
     selected = [s for s in specs if any(options.selected(name) for name in spec_check_names(s))]
-    providers = [(ref.split(":")[0].rsplit(".", 1)[-1], fn)
-                 for ref, fn in load_refs(r for r in project.providers if r != PROOFS_PROVIDER)]
+    providers = [(_provider_label(ref), fn) for ref, fn in load_refs(r for r in project.providers
+                                                                     if r != PROOFS_PROVIDER)]
     plain, proofs = _needed_paths(project, proofs=False), _needed_paths(project, proofs=True)
     # submitted proofs first (usually the longest piece, so that it does not start last), consumed in serial order
     pieces = ([("proofs", None, proofs)] + [("spec", s, plain) for s in selected]
@@ -295,7 +341,8 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
         handles[len(selected) + 1:]
 
     def specs_stage() -> Iterator[CheckResult]:
-        for spec, handle in zip(selected, spec_handles, strict=True):
+        for i, (spec, handle) in enumerate(zip(selected, spec_handles, strict=True)):
+            progress.step("spec", i + 1, len(selected), spec.name)
             t0 = time.perf_counter()
             try:
                 results, _ = handle()
@@ -354,6 +401,8 @@ def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, max
                                    time_limit=time_limit)
             specs = discover_specs(project)  # a spec module that cannot be imported is a usage error, up front
             load_refs(r for r in project.providers if r != PROOFS_PROVIDER)  # a broken provider too
+            if options.selected("proofs::proofs.found"):  # no proofs to check: say so now, not after every spec
+                _require_proofs()
             if pattern:
                 empty = (f"-k {pattern!r} selects no check (names look like 'randomized_response::privacy.sound' "
                          f"or 'randomized_response::precondition[prob_nan]', as printed by vetdp check)")
@@ -363,7 +412,8 @@ def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, max
                 code = run_and_report(_check_stages(project, options, list(specs), runner),
                                       command="vetdp " + " ".join(sys.argv[1:]), title="vetdp check",
                                       json_path=json_path, junit_path=junit_path, markdown_path=markdown_path,
-                                      advisory=list(gate.get("advisory", [])), nothing_selected=empty)
+                                      advisory=list(gate.get("advisory", [])), nothing_selected=empty,
+                                      progress_lines=("stage", "spec"))
     except ProjectError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(int(code))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vetdp.cli import ExitCode, Real, output_path, write_output
+from vetdp.cli import ExitCode, Real, given, output_path, write_output
 from vetdp.findings import (
     Outcome,
     RegistryError,
@@ -182,6 +182,13 @@ def findings(run: bool, check: bool, require_installed: bool, registry_paths: tu
 
     if pattern is not None and not pattern.strip():
         raise click.BadParameter(f"-k={pattern!r} must be a non-empty id or glob, e.g. -k opendp", param_hint="-k")
+    for name, option in (("timeout", "--time-limit"), ("in_process", "--in-process")):
+        if given(name) and not (run or check):  # listing runs nothing: an option for runs would change nothing
+            raise click.BadParameter(f"{option} applies with --run or --check (listing runs no command)",
+                                     param_hint=option)
+    if in_process and given("timeout"):
+        raise click.BadParameter("--time-limit holds for commands run each in a fresh interpreter; with --in-process "
+                                 "nothing can stop a command (leave out one of the two)", param_hint="--time-limit")
     out, err = Console(), Console(stderr=True)
     if json_path == "-":
         out = Console(stderr=True)

@@ -257,24 +257,98 @@ jobs:
 """
 
 
+_RESERVED_STEMS = ("specs", "lemmas")  # the package's own modules: a mechanism of that name would overwrite one
+
+
 def _identifier(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if not value.isidentifier() or not value.islower():
-        raise click.BadParameter(f"{param.opts[0]}={value!r} must be a lower-case Python identifier, e.g. mydp",
+    """A lower-case Python identifier that is not a keyword; the package must not shadow a standard-library module
+    or vetdp, the mechanism not one of the package's own modules."""
+    import keyword
+
+    name = param.opts[0]
+    if not value.isidentifier() or not value.islower() or keyword.iskeyword(value) or keyword.issoftkeyword(value):
+        raise click.BadParameter(f"{name}={value!r} must be a lower-case Python identifier that is not a keyword, "
+                                 "e.g. mydp", ctx=ctx, param=param)
+    if name == "--package" and (value in sys.stdlib_module_names or value == "vetdp"):
+        raise click.BadParameter(f"{name}={value!r} would shadow the module {value!r} of "
+                                 f"{'vetdp' if value == 'vetdp' else 'the standard library'}; choose another name",
                                  ctx=ctx, param=param)
+    if name == "--mechanism" and value in _RESERVED_STEMS:
+        raise click.BadParameter(f"{name}={value!r} is a module the scaffold writes itself "
+                                 f"({', '.join(_RESERVED_STEMS)}); choose another name", ctx=ctx, param=param)
     return value
 
 
+def _target(directory: str) -> Path:
+    """The project folder, checked before anything is written: its nearest existing folder (itself or a parent)
+    must be a folder that can be written; exit 2 naming it otherwise (under a regular file, read-only, ...)."""
+    import tempfile
+
+    root = Path(directory).resolve()
+    base = next(p for p in (root, *root.parents) if p.exists())
+    if not base.is_dir():
+        raise click.BadParameter(f"{directory!r}: {str(base)!r} is a file, not a folder", param_hint="DIRECTORY")
+    try:
+        with tempfile.TemporaryFile(dir=base):
+            pass
+    except OSError as e:
+        raise click.BadParameter(f"{directory!r}: {str(base)!r} cannot be written: {e.strerror or e}",
+                                 param_hint="DIRECTORY") from None
+    return root
+
+
+class _Scaffold:
+    """What ``vetdp init`` writes, undone as a whole when any step fails (nothing half-written is left behind):
+    files it created are removed, folders it created are removed with what is in them (caches of the imports),
+    ``pyproject.toml`` gets its former text back."""
+
+    def __init__(self, root: Path, pyproject: Path):
+        self.root, self.pyproject = root, pyproject
+        self.files: list[Path] = []
+        self.folders: list[Path] = []
+        self.pyproject_before = pyproject.read_bytes() if pyproject.is_file() else None
+
+    def folder(self, path: Path) -> None:
+        missing = [p for p in (path, *path.parents) if not p.exists()]
+        for p in reversed(missing):
+            p.mkdir()
+            self.folders.append(p)
+
+    def write(self, path: Path, text: str) -> None:
+        self.folder(path.parent)
+        if path != self.pyproject:
+            self.files.append(path)
+        path.write_text(text, encoding="utf-8")
+
+    def undo(self) -> None:
+        import contextlib
+        import shutil
+
+        for path in self.files:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                for cache in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+                    cache.unlink()
+        with contextlib.suppress(OSError):
+            if self.pyproject_before is None:
+                self.pyproject.unlink(missing_ok=True)
+            else:
+                self.pyproject.write_bytes(self.pyproject_before)
+        for folder in reversed(self.folders):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @click.command()
-@click.argument("directory", type=click.Path(file_okay=False), default=".")
+@click.argument("directory", type=click.Path(), default=".")
 @click.option("--package", "pkg", default="mydp", show_default=True, callback=_identifier,
               help="The Python package to create under src/.")
 @click.option("--mechanism", "stem", default="coin", show_default=True, callback=_identifier,
               help="The sample mechanism's stem (module, spec and proof are paired by it).")
 def init(directory: str, pkg: str, stem: str) -> None:
     """Scaffold a project that vets its own mechanism: [tool.vetdp], a sample mechanism, its spec, its pinned
-    proof and a CI workflow; `vetdp check` passes on it straight away. Exit 2 if a file it would write exists."""
-    root = Path(directory).resolve()
-    root.mkdir(parents=True, exist_ok=True)
+    proof and a CI workflow; `vetdp check` passes on it straight away. Exit 2 if a file it would write exists, or
+    if any step fails (then nothing is left written)."""
+    root = _target(directory)
     pyproject = root / "pyproject.toml"
     files = {
         root / "src" / pkg / "__init__.py": f'"""{pkg}: differential-privacy mechanisms vetted with vetdp."""\n',
@@ -284,39 +358,51 @@ def init(directory: str, pkg: str, stem: str) -> None:
         root / "src" / pkg / "specs" / f"{stem}.py": _SPEC.format(pkg=pkg, stem=stem),
         root / ".github" / "workflows" / "vetdp.yml": _WORKFLOW.format(),
     }
-    existing = [str(p) for p in [*files, root / "proofs" / f"{stem}.md"] if p.exists()]
-    if pyproject.is_file() and "[tool.vetdp]" in pyproject.read_text(encoding="utf-8"):
+    proof = root / "proofs" / f"{stem}.md"
+    existing = [str(p) for p in [*files, proof, root / "proofs" / "pinned" / f"{stem}.py.txt"] if p.exists()]
+    if pyproject.is_file() and "[tool.vetdp]" in pyproject.read_text(encoding="utf-8", errors="replace"):
         existing.insert(0, f"{pyproject} (already has a [tool.vetdp] table)")
     if existing:
         click.echo(f"error: vetdp init never overwrites; already there: {', '.join(existing)}", err=True)
         sys.exit(int(ExitCode.ERROR))
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    head = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else _PYPROJECT.format(pkg=pkg)
-    pyproject.write_text(head.rstrip("\n") + "\n" + _TABLE.format(pkg=pkg), encoding="utf-8")
-    code = _write_proof(root, pkg, stem)
-    for path in [pyproject, *files, root / "proofs" / f"{stem}.md"]:
+    scaffold = _Scaffold(root, pyproject)
+    try:
+        scaffold.folder(root)
+        for path, text in files.items():
+            scaffold.write(path, text)
+        head = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else _PYPROJECT.format(pkg=pkg)
+        scaffold.write(pyproject, head.rstrip("\n") + "\n" + _TABLE.format(pkg=pkg))
+        scaffold.write(proof, _PROOF.format(pkg=pkg, stem=stem))
+        scaffold.files.append(root / "proofs" / "pinned" / f"{stem}.py.txt")  # written by bless
+        error = _bless(root, stem)
+    except BaseException as e:
+        scaffold.undo()
+        if isinstance(e, OSError):
+            click.echo(f"error: vetdp init could not write the scaffold ({e.strerror or e}); nothing was left "
+                       "written", err=True)
+            sys.exit(int(ExitCode.ERROR))
+        raise
+    if error is not None:
+        scaffold.undo()
+        click.echo(f"error: the scaffold's proof could not be blessed ({error}); nothing was left written", err=True)
+        sys.exit(int(ExitCode.ERROR))
+    for path in [pyproject, *files, proof]:
         click.echo(f"wrote {path.relative_to(root)}")
-    if code == ExitCode.OK:
-        click.echo(f"next: cd {root} && vetdp check   (then replace src/{pkg}/{stem}.py with your mechanism)")
-    sys.exit(int(code))
+    click.echo(f"next: cd {root} && vetdp check   (then replace src/{pkg}/{stem}.py with your mechanism)")
+    sys.exit(int(ExitCode.OK))
 
 
-def _write_proof(root: Path, pkg: str, stem: str) -> ExitCode:
-    """Write proofs/<stem>.md and bless it: its obligations are derived from its constants: (z3 and sympy run
-    now)."""
+def _bless(root: Path, stem: str) -> str | None:
+    """Bless proofs/<stem>.md: its obligations are derived from its constants: (z3 and sympy run now). None when
+    done, else why not."""
+    from vetdp.fence import UserCodeError
     from vetdp.obligations.pinning import Pinning, ProofError
     from vetdp.project import ProjectError, project_scope
 
     try:
         with project_scope(root) as project:
             project.spec_module_names()  # imports the package, which registers its constants and lemmas
-            path = root / "proofs" / f"{stem}.md"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(_PROOF.format(pkg=pkg, stem=stem), encoding="utf-8")
             Pinning(project.proofs_dir).bless(stem)
-    except (ProjectError, ProofError, KeyError) as e:
-        click.echo(f"error: the scaffold was written but its proof could not be blessed: {e}", err=True)
-        return ExitCode.ERROR
-    return ExitCode.OK
+    except (ProjectError, ProofError, UserCodeError, KeyError) as e:
+        return str(e)
+    return None

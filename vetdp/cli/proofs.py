@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vetdp.cli import ExitCode
+from vetdp.cli import ExitCode, output_folder
 from vetdp.cli.check import project_option, z3_rlimit_option
 from vetdp.project import ProjectError, project_scope
 
@@ -168,16 +168,21 @@ def bless(pin: Pinning, name: str, deep: bool, z3_rlimit: int | None) -> None:
 
 
 @proofs.command()
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="build/proofs", show_default=True,
-              help="Directory for the HTML files.")
+@output_folder("--out", "out_dir", default="build/proofs",
+               help="Directory for the HTML files (created if missing, and found writable before any work).")
 @z3_rlimit_option
 @pass_pinning
 def render(pin: Pinning, out_dir: str, z3_rlimit: int | None) -> None:
     """Write every proof as HTML with typeset math (MathML, offline), a status banner and the obligations derived
     from its constants:."""
+    from vetdp.obligations.pinning import ProofError
     from vetdp.obligations.render import render_all
 
-    paths = render_all(pin, Path(out_dir), z3_rlimit)
+    try:
+        paths = render_all(pin, Path(out_dir), z3_rlimit)
+    except ProofError as e:  # a proof that cannot be read (not UTF-8, no front matter, ...): one line, exit 2
+        click.echo(f"error: {e}", err=True)
+        sys.exit(int(ExitCode.ERROR))
     for p in paths:
         click.echo(str(p))
 

@@ -64,6 +64,7 @@ _OPTION = {"k": "--k", "h": "--h", "num_cohorts": "--num-cohorts", "f": "--f", "
 SEED_SECRET_TAG = b"vetdp-rappor-seed-secret-v1"  # --seed without --secret: the master secret is a hash of the seed
 # the choices of --hash, --bit-order and --method, spelt here so that --help imports no NumPy (a test checks them
 # against vetdp.impl.rappor.HASHES, vetdp.rappor_io.BIT_ORDERS and vetdp.impl.rappor_decoding.DECODE_METHODS)
+REPORT_SUFFIXES = (".json", ".npz", ".csv")  # a reports file's format follows its suffix (vetdp.rappor_io's too)
 HASH_CHOICES = ("sha256", "md5")
 BIT_ORDER_CHOICES = ("vetdp", "reference")
 METHOD_CHOICES = ("auto", "all", "split", "paper")
@@ -136,6 +137,11 @@ def _fin(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
+# the type and range of each numeric parameter, as an option and as carried by a reports file
+_TYPES = {"k": Integer(1, 4096), "h": Integer(1, 64), "num_cohorts": Integer(1, 10**5),
+          "f": Real(0, 1, hi_open=True), "p": Real(0, 1), "q": Real(0, 1)}
+
+
 def _param_options(f: Callable) -> Callable:
     """--k --h --num-cohorts --f --p --q --hash --bit-order --params; default None so that a value carried by an input
     file can be told apart from one given on the command line."""
@@ -149,17 +155,17 @@ def _param_options(f: Callable) -> Callable:
         click.option("--hash", "hash_name", type=click.Choice(HASH_CHOICES), default=None,
                      help="Bloom positions: 'sha256' (vetdp's) or 'md5' (the reference's: k <= 256, h <= 16) "
                           "(default sha256)"),
-        click.option("--q", type=Real(0, 1), default=None, help=f"q = Pr[report bit 1 | permanent bit 1], in "
+        click.option("--q", type=_TYPES["q"], default=None, help=f"q = Pr[report bit 1 | permanent bit 1], in "
                      f"[0, 1], q > p (default {DEFAULTS['q']})"),
-        click.option("--p", type=Real(0, 1), default=None, help=f"p = Pr[report bit 1 | permanent bit 0], in "
+        click.option("--p", type=_TYPES["p"], default=None, help=f"p = Pr[report bit 1 | permanent bit 0], in "
                      f"[0, 1), p < q (default {DEFAULTS['p']})"),
-        click.option("--f", type=Real(0, 1, hi_open=True), default=None,
+        click.option("--f", type=_TYPES["f"], default=None,
                      help=f"f, the permanent randomized response's noise, in [0, 1) (default {DEFAULTS['f']})"),
-        click.option("--num-cohorts", type=Integer(1, 10**5), default=None,
+        click.option("--num-cohorts", type=_TYPES["num_cohorts"], default=None,
                      help=f"number of cohorts (hash families), in [1, 10^5] (default {DEFAULTS['num_cohorts']})"),
-        click.option("--h", type=Integer(1, 64), default=None,
+        click.option("--h", type=_TYPES["h"], default=None,
                      help=f"hash functions per Bloom filter, in [1, 64], h <= k (default {DEFAULTS['h']})"),
-        click.option("--k", type=Integer(1, 4096), default=None,
+        click.option("--k", type=_TYPES["k"], default=None,
                      help=f"Bloom filter bits, in [1, 4096] (default {DEFAULTS['k']})"),
     ]
     for opt in opts:
@@ -264,12 +270,7 @@ def read_strings(option: str, path: str, key: str) -> list[str]:
 
     if not path.lower().endswith(".json"):
         return _run(lambda: read_lines(option, path, key))
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        _fail(f"{option}={path!r}: cannot read: {getattr(e, 'strerror', None) or e}")
-    except json.JSONDecodeError as e:
-        _fail(f"{option}={path!r} is not valid JSON: {e}")
+    doc = _read_json_file(option, path)
     if isinstance(doc, dict):
         if key not in doc:
             _fail(f"{option}={path!r}: a JSON object must have a {key!r} list (keys found: {sorted(doc)})")
@@ -287,10 +288,7 @@ def read_strings(option: str, path: str, key: str) -> list[str]:
 def _read_ints(option: str, path: str, lo: int, hi: int) -> list[int]:
     """Integers in [lo, hi] from a ``.json`` list or one per line."""
     if path.lower().endswith(".json"):
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            _fail(f"{option}={path!r}: cannot read a JSON list of integers: {e}")
+        doc = _read_json_file(option, path)
         raw = doc.get("cohorts") if isinstance(doc, dict) else doc
         if not isinstance(raw, list):
             _fail(f"{option}={path!r}: expected a JSON list of integers")
@@ -303,7 +301,7 @@ def _read_ints(option: str, path: str, lo: int, hi: int) -> list[int]:
         except ValueError:
             n = None
         if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
-            _fail(f"{option}={path!r}: entry {i} = {v!r} must be an integer in [{lo}, {hi}]")
+            _fail(f"{option}={path!r}: entry {i} = {v!r:.60} must be an integer in [{lo}, {hi}]")
         out.append(n)
     return out
 
@@ -328,15 +326,42 @@ def read_reports(option: str, path: str, bit_order: str = "vetdp",
     from vetdp.rappor_io import read_reports_file
 
     params, cohorts, reports, _ = _run(lambda: read_reports_file(option, path, bit_order, k))
+    _check_carried(f"{option}={path!r}", params)
     return {n: params[n] for n in (*_PARAMS, "format") if n in params}, cohorts, reports
+
+
+def _check_carried(source: str, params: dict[str, Any]) -> None:
+    """Each parameter a reports file carries is of the type and in the range of its option (exit 2 naming the
+    file, the parameter and the rule otherwise)."""
+    choices = {"hash": HASH_CHOICES, "bit_order": BIT_ORDER_CHOICES}
+    for name, value in params.items():
+        if name in choices and value not in choices[name]:
+            _fail(f"{source}: parameters.{name} = {value!r:.60} must be one of {list(choices[name])}")
+        if name not in _TYPES:
+            continue
+        integer = isinstance(_TYPES[name], Integer)
+        if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+            _fail(f"{source}: parameters.{name} = {value!r:.60} must be {'an integer' if integer else 'a number'} "
+                  f"(not {type(value).__name__})")
+        try:
+            _TYPES[name].convert(value, None, None)
+        except click.BadParameter as e:
+            _fail(f"{source}: parameters.{name} = {value!r}: {e.message}")
+
+
+def _read_json_file(option: str, path: str) -> Any:
+    """The JSON value of the file (:func:`vetdp.inputs.read_json`: UTF-8, size, strict JSON); exit 2 otherwise."""
+    from vetdp.inputs import InputError, read_json
+
+    try:
+        return read_json(path, f"{option}={path!r}")
+    except InputError as e:
+        _fail(str(e))
 
 
 def _read_truth(option: str, path: str) -> dict[str, float]:
     """value -> true number of reports, from a truth file written by ``simulate --truth``."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        _fail(f"{option}={path!r}: cannot read a truth JSON file: {getattr(e, 'strerror', None) or e}")
+    doc = _read_json_file(option, path)
     counts = doc.get("true_counts") if isinstance(doc, dict) else None
     if not isinstance(counts, dict) or not all(isinstance(v, int) and v >= 0 for v in counts.values()):
         _fail(f"{option}={path!r}: expected an object with 'true_counts' mapping each value to a count >= 0 "
@@ -597,8 +622,8 @@ def _master_secret(secret_path: str | None, seed: int | None, err: Console) -> t
               help="randomize from a seeded stream, and without --secret derive the secret from it (reproducible; "
                    "NOT private, for tests); default: the OS CSPRNG")
 @_format_option
-@output_path("--output", "output", help="the reports file: .json, .npz (big outputs) or .csv; '-': JSON on "
-             "standard output")
+@output_path("--output", "output", suffixes=REPORT_SUFFIXES,
+             help="the reports file: .json, .npz (big outputs) or .csv; '-': JSON on standard output")
 @_params_output_option
 def encode(values_path: str, clients_path: str | None, cohorts_path: str | None, randomize: bool,
            secret_path: str | None, derivation: str, keep_bloom: bool, seed: int | None, layout: str,
@@ -922,8 +947,9 @@ def decode_command(reports_path: str | None, counts_path: str | None, candidates
 @click.option("--seed", type=Integer(0, 2**63 - 1), default=0, show_default=True,
               help="the simulation's seed (population and randomization are reproducible; NOT private)")
 @_format_option
-@output_path("--output", "output", help="write the reports (.json, .npz, .csv)")
-@output_path("--truth", "truth_path", help="write the truth as JSON: candidates, true counts, parameters")
+@output_path("--output", "output", suffixes=REPORT_SUFFIXES, help="write the reports (.json, .npz, .csv)")
+@output_path("--truth", "truth_path", suffixes=(".json",),
+             help="write the truth as JSON: candidates, true counts, parameters")
 @_params_output_option
 @click.option("--decode", "then_decode", is_flag=True, help="then decode against the candidates and score")
 @_method_option

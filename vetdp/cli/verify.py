@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import click
 
@@ -19,31 +15,15 @@ THIRD_PARTY = ("opendp", "pure-ldp", "multi-freq-ldpy", "diffprivlib")  # --impl
 
 
 def load_callable(ref: str, option: str = "--impl") -> Callable:
-    """``module:attr`` or ``path/to/file.py:attr`` -> the object. Raises click.BadParameter naming ``option``."""
-    if ":" not in ref:
-        raise click.BadParameter(f"{option}={ref!r} must look like MODULE:ATTR or path/to/file.py:ATTR")
-    target, _, attr = ref.rpartition(":")
+    """``module:attr`` or ``path/to/file.py:attr`` -> the object, imported fenced (:mod:`vetdp.fence`: a module that
+    exits, raises or hangs at import is a :class:`vetdp.fence.UserCodeError`, exit 2). Raises click.BadParameter
+    naming ``option`` when ``ref`` is malformed or names nothing."""
+    from vetdp import fence
+
     try:
-        if target.endswith(".py") or "/" in target:
-            path = Path(target)
-            if not path.exists():
-                raise click.BadParameter(f"{option}={ref!r}: no file {target!r}")
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[path.stem] = module
-            spec.loader.exec_module(module)
-        else:
-            if "" not in sys.path:
-                sys.path.insert(0, "")
-            module = importlib.import_module(target)
-    except click.BadParameter:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise click.BadParameter(f"{option}={ref!r}: importing {target!r} failed: {type(e).__name__}: {e}") from e
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise click.BadParameter(f"{option}={ref!r}: {target!r} has no attribute {attr!r}") from None
+        return fence.load(ref, f"{option}={ref!r}:")
+    except ValueError as e:
+        raise click.BadParameter(f"{option}={ref!r}: {e}") from None
 
 
 def load_opendp(spec_name: str) -> tuple[Callable, dict]:
@@ -71,16 +51,17 @@ def _params(spec, params_text: str) -> dict:
     """``--params`` parsed and validated against the spec (exit 2 on anything the spec does not allow)."""
     from vetdp.engine.spec import MeasurementSpec, validate_params
     from vetdp.engine.timeout import DeadlineExceeded, deadline
+    from vetdp.inputs import InputError, parse_json, read_text, shown
 
-    if params_text.startswith("@"):  # @FILE: the JSON is read from a file (e.g. 65536 categories)
-        try:
-            params_text = Path(params_text[1:]).read_text(encoding="utf-8")
-        except OSError as e:
-            raise click.BadParameter(f"--params={params_text!r}: cannot read the file: {e.strerror}") from None
+    source = f"--params={shown(params_text)}"
     try:
-        params = json.loads(params_text)
-    except json.JSONDecodeError as e:
-        raise click.BadParameter(f"--params={params_text[:200]!r} is not valid JSON: {e}") from None
+        if not params_text.strip():
+            raise InputError(f"{source} is empty; give a JSON object of {spec.name}'s parameters or @FILE")
+        if params_text.startswith("@"):  # @FILE: the JSON is read from a file (e.g. 65536 categories)
+            params_text = read_text(params_text[1:], source)
+        params = parse_json(params_text, source)
+    except InputError as e:
+        raise click.BadParameter(str(e)) from None
     if not isinstance(spec, MeasurementSpec):
         return _estimator_params(spec, params)
     try:
@@ -171,7 +152,7 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
         raise click.BadParameter(f"--variance applies to estimator specs; {spec.name!r} is a mechanism spec")
     if adapter_ref and isinstance(spec, EstimatorSpec):
         raise click.BadParameter(f"--adapter applies to mechanism specs; {spec.name!r} is an estimator spec")
-    only = _params(spec, params_text) if params_text else None
+    only = _params(spec, params_text) if params_text is not None else None
     extra: dict = {}
     ctor = None
     if adapter_ref:

@@ -21,7 +21,7 @@ import click
 
 from vetdp import progress
 from vetdp.cli import ExitCode, Real, write_output
-from vetdp.cli.check import report_options
+from vetdp.cli.check import report_options, safety_limit_option
 
 if TYPE_CHECKING:  # rich loads when a command runs, not for --help
     from rich.console import Console
@@ -46,9 +46,11 @@ def vet() -> None:
               help="An answer above the exact value by more than this factor is reported as loose.")
 @click.option("--show", type=click.Choice(["problems", "all"]), default="problems", show_default=True,
               help="Rows printed on the terminal: violations and errors, or every row.")
+@safety_limit_option("Wall-clock seconds one question may take, and importing the accountant's module. A safety net "
+                     "for an accountant that hangs: when it fires the command says 'stopped' and exits 2.")
 @report_options
 def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob: str | None, tight: float, show: str,
-               json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
+               time_limit: float, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Ask accountant NAME (dp_accounting, autodp, prv_accountant, or MODULE:ATTR) the composition battery.
 
     Every answer is set against vetdp's certified exact bracket: below it is a violation (exit 1), above it by
@@ -56,6 +58,7 @@ def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob:
     """
     from rich.console import Console
 
+    from vetdp import fence
     from vetdp.accounting.accountants import AccountantLoadError, load_accountant
     from vetdp.accounting.accountants import report as rep
     from vetdp.accounting.battery import describe_events, full_battery, quick_battery, run_battery
@@ -84,6 +87,8 @@ def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob:
     try:
         with progress.shown(title):  # a bar on a terminal, a line per step in a log: stderr only
             result = run_battery(suite, spec, entry_glob=entry_glob, tight=tight)
+    except fence.UserCodeError:
+        raise  # a question that ran past --time-limit: "stopped", exit 2
     except Exception as e:  # noqa: BLE001 - the battery itself failed: an engine error, exit 2
         click.echo(f"error: the battery failed: {type(e).__name__}: {e}", err=True)
         sys.exit(int(ExitCode.ERROR))

@@ -13,7 +13,8 @@ count per obligation query, lives with the obligations (:mod:`vetdp.obligations.
 from __future__ import annotations
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_MAX_CHOICES", "BEST_FIRST_MAX_CHOICES", "DEFAULT_MAX_STEPS", "DEFAULT_TIME_LIMIT",
-           "CHAIN_WORK", "DEFAULT_MAX_REGIONS", "DISTANCE_SWEEP", "STATE_CALLS"]
+           "CHAIN_WORK", "DEFAULT_MAX_REGIONS", "DISTANCE_SWEEP", "STATE_CALLS",
+           "MAX_GRID_BITS"]
 
 DEFAULT_BUDGET = 200_000  # runs of the function per input and enumeration pass (--max-paths)
 DEFAULT_MAX_CHOICES = 10_000  # choices in one run of the exhaustive pass; deeper trees go best-first
@@ -34,4 +35,7 @@ DISTANCE_SWEEP = 1024
 # state.independent_calls: calls made on one measurement (cycling through every input and its first paths), each
 # compared path by path with a fresh measurement's first call (vetdp.engine.calls)
 STATE_CALLS = 128
+# the finest grid of the buffling grid laws (--grid-bits): about 100 bytes of laws and transforms per cell, so 2^23
+# cells peak at 0.87 GB (2^24: 1.6 GB; 2^26 failed to allocate under 2 GiB): memory bounded up front
+MAX_GRID_BITS = 23
 DEFAULT_TIME_LIMIT = 600.0  # seconds of wall clock per clause and parameter set (--time-limit): a safety net only

@@ -46,6 +46,7 @@ import numpy as np
 
 from vetdp.engine.budgets import BEST_FIRST_MAX_CHOICES, DEFAULT_BUDGET, DEFAULT_MAX_CHOICES, DEFAULT_MAX_STEPS
 from vetdp.engine.fingerprint import fingerprint
+from vetdp.fence import exit_text
 from vetdp.sampling.lazy import LazyInt
 from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, use_source
 
@@ -231,7 +232,7 @@ def _run(fn: Callable[[Any], Any], x: Any, source: BranchingSource) -> tuple[str
         except Exception as e:  # noqa: BLE001 - an exception is an outcome here
             out = Raised(type(e).__name__, str(e))
         except SystemExit as e:  # the code under test ending the process is an outcome too, not vetdp's exit
-            out = Raised("SystemExit", f"called sys.exit({e.code!r})")
+            out = Raised("SystemExit", exit_text(e))
     halted = source.halted
     if halted is None:
         return _OK, out

@@ -14,12 +14,13 @@ import dataclasses
 import fnmatch
 import importlib
 import re
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 
-from vetdp.engine.results import CheckResult
+from vetdp.engine.results import CheckResult, Status
 
 __all__ = ["CheckOptions", "Provider", "PROVIDERS", "load_providers", "pattern_matches",
-           "glob_matches"]
+           "glob_matches", "run_provider"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,3 +81,38 @@ def load_providers() -> list[tuple[str, Provider]]:
         module, _, attr = ref.partition(":")
         out.append((ref, getattr(importlib.import_module(module), attr)))
     return out
+
+
+_END = object()
+
+
+def run_provider(label: str, provider: Provider, options: CheckOptions) -> Iterator[CheckResult]:
+    """The results of ``provider(options)``, run as code the user names (:func:`vetdp.fence.fenced`): the wait for
+    each result is bounded by the safety limit (``options.time_limit``, per clause); anything the provider does
+    instead of yielding CheckResults — ``sys.exit``, ``os._exit``, an exception, a hang, an object that is not a
+    CheckResult — ends it with one ERROR (or STOPPED) result naming ``label`` and what it did. Never raises for
+    the provider's own failures."""
+    from vetdp import fence
+
+    what = f"provider {label}:"
+    t0 = time.perf_counter()
+    results = None
+    while True:
+        try:
+            with fence.fenced(what, seconds=options.time_limit):
+                if results is None:
+                    results = iter(provider(options))
+                r = next(results, _END)
+        except fence.UserCodeError as e:
+            yield CheckResult(label, "engine", Status.STOPPED if e.stopped else Status.ERROR, message=str(e),
+                              seconds=time.perf_counter() - t0)
+            return
+        if r is _END:
+            return
+        if not isinstance(r, CheckResult):
+            yield CheckResult(label, "engine", Status.ERROR, message=f"{what} yielded {r!r:.200}, which is not a "
+                              "vetdp CheckResult (a provider yields CheckResult values)",
+                              seconds=time.perf_counter() - t0)
+            return
+        yield r
+        t0 = time.perf_counter()

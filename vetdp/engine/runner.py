@@ -120,6 +120,7 @@ from vetdp.engine.structure import (
 )
 from vetdp.engine.symmetry import NotSymmetric, class_law, coverage, worst_over
 from vetdp.engine.timeout import DeadlineExceeded, deadline
+from vetdp.fence import exit_text
 
 if TYPE_CHECKING:
     from vetdp.engine.universal import UniversalReport
@@ -211,7 +212,8 @@ def params_json(params: dict) -> str:
 # ------------------------------------------------------------------ one parameter set
 
 class CodeExited(Exception):
-    """The code under test called ``sys.exit``: an outcome to report, not a reason for vetdp to exit."""
+    """The code under test called ``sys.exit`` (or ``os._exit``, under :func:`vetdp.fence.guarded`): an outcome to
+    report, not a reason for vetdp to exit."""
 
 
 _RAISED_BY_CODE = "_vetdp_raised_by_code_under_test"  # set on exceptions that left the code under test
@@ -234,7 +236,7 @@ def _guard(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except SystemExit as e:
-            exited = CodeExited(f"called sys.exit({e.code!r})")
+            exited = CodeExited(exit_text(e))
             setattr(exited, _RAISED_BY_CODE, True)
             raise exited from None
         except Exception as e:
@@ -286,7 +288,7 @@ def _construct(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConf
     except DeadlineExceeded:
         return None, time_stop(cfg, "the constructor")
     except SystemExit as e:
-        return None, Finding(False, f"the constructor called sys.exit({e.code!r})")
+        return None, Finding(False, f"the constructor {exit_text(e)}")
     except Exception as e:  # noqa: BLE001
         return None, Finding(False, f"the constructor rejected valid parameters: {type(e).__name__}: {e}")
     why = not_a_measurement(raw)

@@ -18,7 +18,6 @@ A spec module defines ``SPECS``, a list of :class:`MeasurementSpec` and
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -46,6 +45,9 @@ __all__ = [
     "tiny_floats",
     "seeded_permutation",
     "spread",
+    "validate_params",
+    "check_size",
+    "MAX_SIZE",
 ]
 
 Params = dict[str, Any]
@@ -146,6 +148,10 @@ class MeasurementSpec:
     # out-of-domain inputs are judged per kind (privacy.outside[<kind>]) so that one defect never masks another;
     # None: one kind, "input"
     outside_kind: Callable[[Params, Any], tuple[str, str]] | None = None
+    # (params) -> (the parameter that sets the domain's size, that size), e.g. ("categories", t) or ("k", bits), read
+    # before anything is listed or built: validate_params refuses a size above MAX_SIZE up front. None: the spec's
+    # domain does not grow with its parameters
+    size: Callable[[Params], tuple[str, int]] | None = None
     # production-size parameter sets: bit vectors are checked through the product structure the code shows
     # (vetdp.engine.structure; code without it is checked at the other sizes only, with a note); categorical
     # laws are enumerated for a spread of inputs and decided by their symmetry classes (vetdp.engine.symmetry)
@@ -209,8 +215,10 @@ def _load_ref(ref: str, field: str) -> Callable:
     module, sep, attr = ref.partition(":")
     if not sep or not module or not attr:
         raise ValueError(f"{field}={ref!r} must be 'module:attr'")
+    from vetdp import fence
+
     try:
-        found = importlib.import_module(module)
+        found = fence.import_module(module, f"{field}={ref!r}:")
     except ImportError as e:
         raise ImportError(f"{field}={ref!r}: module {module!r} cannot be imported: {e}") from e
     try:
@@ -232,15 +240,24 @@ def spec_modules(project: Any = None) -> list[str]:
 def discover_specs(project: Any = None) -> list[MeasurementSpec | EstimatorSpec]:
     """Every spec in every spec module of ``project`` (default: the active project), in module order; a module
     without ``SPECS`` or two specs with one name is a :class:`vetdp.project.ProjectError`."""
-    from vetdp.project import ProjectError
+    from vetdp import fence
+    from vetdp.project import ProjectError, active_project
 
+    project = project or active_project()
     found: list[MeasurementSpec | EstimatorSpec] = []
     where: dict[str, str] = {}
     for name in spec_modules(project):
-        module = importlib.import_module(name)
+        try:
+            module = fence.import_module(name, f"{project.label}: [tool.vetdp] specs:")
+        except ModuleNotFoundError as e:
+            raise ProjectError(f"{project.label}: [tool.vetdp] specs: spec module {name!r} cannot be imported: "
+                               f"{e}") from None
         specs = getattr(module, "SPECS", None)
         if specs is None:
             raise ProjectError(f"spec module {name!r} defines no SPECS (a list of MeasurementSpec/EstimatorSpec)")
+        if not isinstance(specs, (list, tuple)):
+            raise ProjectError(f"{name}.SPECS is a {type(specs).__name__}; it must be a list of MeasurementSpec/"
+                               "EstimatorSpec")
         for spec in specs:
             if not isinstance(spec, (MeasurementSpec, EstimatorSpec)):
                 raise ProjectError(f"{name}.SPECS holds {spec!r}; each entry must be a MeasurementSpec or an "
@@ -353,6 +370,25 @@ def _non_finite(value: Any, path: str) -> str | None:
     return None
 
 
+MAX_SIZE = 100_000  # categories, or bits of a vector: the largest domain a check enumerates (memory, then time)
+
+
+def check_size(spec: MeasurementSpec, params: Params) -> None:
+    """Raise ValueError naming the parameter when ``params`` make ``spec``'s domain larger than :data:`MAX_SIZE`
+    (before anything is listed, built or allocated); parameters of the wrong shape are left to the spec's own
+    checks."""
+    if spec.size is None:
+        return
+    try:
+        name, n = spec.size(params)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return
+    if isinstance(n, int) and n > MAX_SIZE:
+        raise ValueError(f"params: {name} makes the domain too large to enumerate: {n} (categories, bits or "
+                         f"inputs) where at most {MAX_SIZE} are (memory and time grow with it); choose a smaller "
+                         f"{name}")
+
+
 def validate_params(spec: MeasurementSpec, params: Any) -> Params:
     """``params`` checked against the spec; raises ValueError/TypeError naming the key and what is allowed.
 
@@ -361,7 +397,7 @@ def validate_params(spec: MeasurementSpec, params: Any) -> Params:
     preconditions are the spec's). Lists stay lists: each spec's ``build`` takes JSON-shaped values.
     """
     if not isinstance(params, dict):
-        raise TypeError(f"params={params!r} must be a JSON object of {spec.name}'s parameters")
+        raise TypeError(f"params={params!r:.200} must be a JSON object of {spec.name}'s parameters")
     keys = [set(p) for p in spec.examples]
     allowed, required = set().union(*keys), set.intersection(*keys) if keys else set()
     unknown = sorted(set(params) - allowed)
@@ -373,6 +409,7 @@ def validate_params(spec: MeasurementSpec, params: Any) -> Params:
     bad = _non_finite(params, "")
     if bad is not None:
         raise ValueError(f"params: {bad} must be finite")
+    check_size(spec, params)
     try:
         spec.build(spec.load_constructor(), params)
     except (ValueError, TypeError, KeyError) as e:

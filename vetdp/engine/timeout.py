@@ -84,9 +84,23 @@ def deadline(seconds: float | None) -> Iterator[Budget | None]:
         _arm()
         yield budget
     finally:
+        while True:  # an alarm handled during the clean-up (it re-fires) must not cut it short: retry until done
+            try:
+                _leave(budget, outermost, previous)
+                break
+            except DeadlineExceeded:
+                continue
+
+
+def _leave(budget: Budget, outermost: bool, previous: object) -> None:
+    """Remove ``budget``; the outermost block also stops the timer and restores the previous handler. Idempotent, so
+    that it can be retried: a timer left armed past its block would fire at the default action (end the process
+    with SIGALRM, e.g. while the interpreter exits)."""
+    if outermost:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if budget in _active:
         _active.remove(budget)
-        if outermost:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-        else:
-            _arm()
+    if outermost:
+        signal.signal(signal.SIGALRM, previous)
+    else:
+        _arm()

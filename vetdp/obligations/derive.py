@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib
 import inspect
 import sys
 import types
@@ -159,10 +158,14 @@ def merge_obligations(cids: list[str]) -> tuple[str, ...]:
 
 def _resolve(qualname: str) -> object:
     module, _, name = qualname.rpartition(".")
+    from vetdp import fence
+
     try:
-        mod = importlib.import_module(module)
+        mod = fence.import_module(module, f"{qualname}:")
     except ImportError as e:
         raise ConstantError(f"{qualname}: module {module!r} cannot be imported: {e}") from None
+    except fence.UserCodeError as e:  # the module exits, raises or hangs at import
+        raise ConstantError(str(e)) from None
     if not hasattr(mod, name):
         raise ConstantError(f"{qualname}: module {module!r} has no attribute {name!r}")
     return getattr(mod, name)

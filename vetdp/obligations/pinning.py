@@ -37,6 +37,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from vetdp import fence
 from vetdp.obligations.check import run_obligation
 from vetdp.obligations.derive import ConstantError, Derivation, derive, merge_obligations
 from vetdp.obligations.lemmas import run_lemmas
@@ -67,9 +68,29 @@ def default_proofs_dir() -> Path:
         raise ProofError(str(e)) from None
     if project.proofs_dir is not None:
         return project.proofs_dir
-    where = "vetdp is installed without its source tree" if project.bundled else f"{project.pyproject}"
-    raise ProofError(f"no proofs directory: {where} declares none, and no pyproject.toml with a [tool.vetdp] table "
-                     f"was found from {Path.cwd()} upward; {WHAT_TO_ADD}")
+    if project.bundled:
+        raise ProofError(f"no proofs directory: no pyproject.toml with a [tool.vetdp] table was found from "
+                         f"{Path.cwd()} upward, and this vetdp is installed without its source tree, whose proofs/ "
+                         f"it would use (run it in the vetdp repository, or in your project); {WHAT_TO_ADD}")
+    raise ProofError(f"no proofs directory: {project.pyproject} has no [tool.vetdp] proofs key; {WHAT_TO_ADD}")
+
+
+def _read(path: Path) -> str:
+    """The UTF-8 text of a proof, a snapshot or a pinned module; ProofError naming the file, the place and the rule
+    (unreadable, not UTF-8: vetdp.inputs.read_text)."""
+    from vetdp.inputs import InputError, read_text
+
+    try:
+        return read_text(path, str(path))
+    except InputError as e:
+        raise ProofError(str(e)) from None
+
+
+def _parse(source: str, path: Path) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except SyntaxError as e:
+        raise ProofError(f"{path}: line {e.lineno}: a syntax error: {e.msg}") from None
 
 
 def import_pinned_modules(names: list[str]) -> None:
@@ -81,9 +102,11 @@ def import_pinned_modules(names: list[str]) -> None:
         if not module:
             raise ProofError(f"{qualname!r} must be 'module.name'")
         try:
-            importlib.import_module(module)
+            fence.import_module(module, f"{qualname}:")
         except ImportError as e:
             raise ProofError(f"{qualname}: module {module!r} cannot be imported: {e}") from None
+        except fence.UserCodeError as e:  # the module exits, raises or hangs at import
+            raise ProofError(str(e)) from None
 
 
 @dataclasses.dataclass
@@ -95,7 +118,7 @@ class ProofDoc:
 
     @classmethod
     def load(cls, path: Path) -> ProofDoc:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
         m = re.match(r"---\n(.*?)\n---\n", text, re.S)
         if not m:
             raise ProofError(f"{path}: must start with a front matter block between '---' lines")
@@ -210,8 +233,8 @@ class Pinning:
         """(normalised AST dump, source text) of the top-level definition ``module.name``."""
         module, _, name = qualname.rpartition(".")
         path = self._module_file(module)
-        source = path.read_text(encoding="utf-8")
-        for node in ast.parse(source).body:
+        source = _read(path)
+        for node in _parse(source, path).body:
             names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else \
                 [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
             if name in names:
@@ -233,7 +256,7 @@ class Pinning:
     def _snapshot(self, stem: str) -> tuple[str, tuple[str, ...] | None]:
         """(vetted source text, obligation ids recorded when blessed or None) of ``stem``; ('', None) if none."""
         snap = self.snapshot_path(stem)
-        text = snap.read_text(encoding="utf-8") if snap.is_file() else ""
+        text = _read(snap) if snap.is_file() else ""
         source, mark, tail = text.partition(_OBLIGATIONS_MARK)
         if not mark:
             return text, None
@@ -268,7 +291,8 @@ class Pinning:
 
         def module_ast(module: str) -> ast.Module:
             if module not in trees:
-                trees[module] = ast.parse(self._module_file(module).read_text(encoding="utf-8"))
+                path = self._module_file(module)
+                trees[module] = _parse(_read(path), path)
             return trees[module]
 
         try:
@@ -352,7 +376,7 @@ class Pinning:
         """Unified diff from the vetted source snapshot to the current source ('' if unchanged), followed by the
         derived obligations when the snapshot records them."""
         doc = self.doc(stem)
-        old = self.snapshot_path(stem).read_text(encoding="utf-8") if self.snapshot_path(stem).is_file() else ""
+        old = _read(self.snapshot_path(stem)) if self.snapshot_path(stem).is_file() else ""
         new = self.source_text(doc)
         if self.recorded_obligations(stem) is not None:
             new += _obligations_block(self.derivation(doc).obligations)

@@ -30,6 +30,7 @@ __all__ = [
     "uniform_attempt_constant_time",
     "uniform_attempt_constant_time_bytes",
     "CONSTANT_TIME_EXTRA_BYTES",
+    "MAX_RANDOM_BYTES",
 ]
 
 # Every float in [0, 1) is a multiple of 2**-1074, so its binary expansion ends by bit 1074.
@@ -38,10 +39,16 @@ BERNOULLI_BUFFER_BYTES = 135
 _BUFFER_BITS = 8 * BERNOULLI_BUFFER_BYTES
 
 
+MAX_RANDOM_BYTES = 2**30  # one call returns at most 1 GiB: a larger request is refused, not a bare MemoryError
+
+
 def random_bytes(n: int) -> bytes:
-    """``n`` uniformly random bytes from the current source."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"n={n!r} must be an int in [0, inf)")
+    """``n`` uniformly random bytes from the current source.
+
+    Preconditions: ``n`` an int in [0, 2^30] (:data:`MAX_RANDOM_BYTES`)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 0 <= n <= MAX_RANDOM_BYTES:
+        raise ValueError(f"n={n!r} must be an int in [0, {MAX_RANDOM_BYTES}] (at most 1 GiB of random bytes per "
+                         "call)")
     source = current_source()  # a named local: the engine's state fingerprint can see the call's target
     return source.random_bytes(int(n))
 

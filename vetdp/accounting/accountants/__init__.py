@@ -37,8 +37,10 @@ def _is_entry_point(obj: object) -> bool:
 
 
 def load_accountant(ref: str) -> AccountantSuite:
-    """The suite named by ``ref``: a built-in NAME, or ``MODULE:ATTR`` naming an entry point, a suite, or a class /
-    zero-argument function returning one. Raises :class:`AccountantLoadError` naming ``ref`` otherwise."""
+    """The suite named by ``ref``: a built-in NAME, or ``MODULE:ATTR`` (a module in the working directory too)
+    naming an entry point, a suite, or a class / zero-argument function returning one, imported and built fenced
+    (:mod:`vetdp.fence`). Raises :class:`AccountantLoadError` naming ``ref`` otherwise, and
+    :class:`vetdp.fence.UserCodeError` when the module exits, raises or hangs at import."""
     if not isinstance(ref, str) or not ref.strip():
         raise AccountantLoadError(f"accountant={ref!r} must be one of {', '.join(BUILTIN)} or MODULE:ATTR")
     if ref in BUILTIN:
@@ -51,21 +53,25 @@ def load_accountant(ref: str) -> AccountantSuite:
     if ":" not in ref:
         raise AccountantLoadError(f"accountant={ref!r} must be one of {', '.join(BUILTIN)} or MODULE:ATTR "
                                   "(e.g. mypkg.acct:MyAccountant)")
-    module, _, attr = ref.partition(":")
+    from vetdp import fence
+
+    what = f"accountant={ref!r}:"
     try:
-        obj = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as e:
-        raise AccountantLoadError(f"accountant={ref!r} cannot be loaded: {type(e).__name__}: {e}") from None
+        obj = fence.load(ref, what)
+    except ValueError as e:
+        raise AccountantLoadError(f"accountant={ref!r} cannot be loaded: {e}") from None
     if inspect.isclass(obj) or (callable(obj) and not (_is_entry_point(obj) or hasattr(obj, "entry_points"))):
         try:  # a class or a factory: the accountant is what it returns
-            obj = obj()
-        except Exception as e:  # noqa: BLE001 - the user's factory failed: say so
-            raise AccountantLoadError(f"accountant={ref!r}: calling it with no arguments failed: "
-                                      f"{type(e).__name__}: {e}") from None
+            with fence.fenced(what, "calling it with no arguments"):
+                obj = obj()
+        except fence.UserCodeError as e:
+            raise AccountantLoadError(str(e)) from None
     if hasattr(obj, "entry_points"):
-        eps = list(obj.entry_points)
+        try:
+            with fence.fenced(what, "listing entry_points"):
+                eps = list(obj.entry_points)
+        except fence.UserCodeError as e:
+            raise AccountantLoadError(str(e)) from None
         bad = [e for e in eps if not _is_entry_point(e)]
         if not eps or bad:
             raise AccountantLoadError(f"accountant={ref!r}: entry_points must be a non-empty list of objects with a "
