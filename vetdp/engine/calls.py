@@ -166,7 +166,8 @@ def independent_calls(build: Callable[[], Any], inputs: list, show: Callable[[An
         if got.halted or not got.same_as(ref):
             return False, _mismatch(j + 1, x, ref, got, show), {
                 "call": j + 1, "x": show(x), "choices": list(ref.indices[:16]),
-                "output": f"more than {2 * REFERENCE_CHOICES} random choices" if got.halted else _show(got.output, show),
+                "output": (f"more than {2 * REFERENCE_CHOICES} random choices" if got.halted
+                           else _show(got.output, show)),
                 "fresh first call": _show(ref.output, show)}
     pairs = 0
     for key, law_paths in list(complete.items())[:PAIR_INPUTS]:
