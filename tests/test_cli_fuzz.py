@@ -362,7 +362,7 @@ def test_accountant_module_from_the_working_directory(workdir):
     ("r.json", b'{"parameters": {"k": 4}, "cohorts": [100000000000000000000000000000], "reports": ["0101"]}',
      ["rappor", "decode", "--reports", "r.json", "--candidates", "v.txt"], ("cohorts[0] = 1000", "must be a cohort")),
     ("r.npz", b"PK\x03\x04 truncated", ["rappor", "decode", "--reports", "r.npz", "--candidates", "v.txt"],
-     ("--reports='r.npz': cannot read reports (BadZipFile",)),
+     ("--reports='r.npz' is not a readable NPZ reports file: File is not a zip file",)),
 ], ids=["params_utf8", "params_nested", "params_digits", "registry_utf8", "cohorts_utf8", "params_list", "h_string",
         "cohort_huge", "npz_truncated"])
 def test_bad_input_files_are_exit_2_naming_file_place_and_rule(workdir, name, content, argv, needles):

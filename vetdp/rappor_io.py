@@ -493,7 +493,10 @@ def _read_json(option: str, path: str, bit_order: str) -> tuple[dict, np.ndarray
                               "--randomize")
     params = doc.get("parameters") or {}
     strings, cohorts = doc["reports"], doc["cohorts"]
-    if not isinstance(params, dict) or not isinstance(strings, list) or not isinstance(cohorts, list):
+    if not isinstance(params, dict):
+        raise RapporFileError(f"{option}={path!r}: 'parameters' is a {type(params).__name__}; it must be a JSON "
+                              'object such as {"k": 128, "h": 2, "num_cohorts": 64}')
+    if not isinstance(strings, list) or not isinstance(cohorts, list):
         raise RapporFileError(f"{option}={path!r}: 'parameters' must be an object, 'reports' and 'cohorts' lists")
     cohort_array = _cohorts(cohorts, f"{option}={path!r}", lambda i: f"cohorts[{i}]")
     k = params.get("k", len(strings[0]) if strings and isinstance(strings[0], str) else 0)
