@@ -139,7 +139,8 @@ def confirm(row: dict, suite) -> tuple[bool, str]:
     asked = _groups(parts_of(events))
     handed = _groups(tuple(ep.given(e) for e in events)) if hasattr(ep, "given") else asked
     target, x = row["question"]["target"], row["answer"]
-    small = sum(m for _, _, m in handed) <= 2000
+    # ε* by bisection where the answer is close to it (a large shortfall is shown by δ(answer) alone)
+    small = sum(m for _, _, m in handed) <= 2000 and (row["shortfall"] or 0) < 1e-6
     out = []
     verdict = {}
     for name, groups in (("asked", asked), ("handed", handed)):
