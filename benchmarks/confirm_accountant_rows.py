@@ -55,7 +55,19 @@ def _binomial_walk(n: int, q, log_scale, floor, law: dict, shift: int) -> None:
         law[2 * i - n + shift] = law.get(2 * i - n + shift, 0) + term
 
 
+_LAWS: dict = {}  # (t, a, m) -> law: a composition is asked of every entry point in both directions
+
+
 def _group_law(t: int, a, m: int) -> dict[int, mpmath.mpf]:
+    key = (t, mpmath.nstr(a, 40), m)
+    if key not in _LAWS:
+        if len(_LAWS) >= 8:  # the few laws of the composition at hand (rows are grouped by question below)
+            del _LAWS[next(iter(_LAWS))]
+        _LAWS[key] = _group_law_of(t, a, m)
+    return _LAWS[key]
+
+
+def _group_law_of(t: int, a, m: int) -> dict[int, mpmath.mpf]:
     """s -> P(net s "+a" steps among m): for t = 2 a binomial in the "+a" count; for t > 2 the number n of non-zero
     steps is binomial(m, p + r) and, given n, the "+a" count is binomial(n, p/(p + r))."""
     ea = mpmath.exp(a)
@@ -183,7 +195,9 @@ def main() -> int:
         rows = [r for r in doc["rows"] if r["status"] == status
                 and (args.entry_point is None or r["entry_point"] == args.entry_point)]
         rows.sort(key=lambda r: -(r["shortfall"] or 0))
-        for r in rows[:args.limit]:
+        rows = rows[:args.limit]
+        rows.sort(key=lambda r: r["question"]["id"])  # rows of one composition together: its laws are reused
+        for r in rows:
             ok, text = confirm(r, suite)
             bad += not ok
             short = r["shortfall"]

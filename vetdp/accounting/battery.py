@@ -326,6 +326,8 @@ def judge(direction: str, answer: object, lower: float, upper: float, tight: flo
         return _below(direction, x, lo, hi)
 
     def size(r: float) -> str:
+        if r == 0:  # the answer is the certified lower end itself: the exact ε lies above this float
+            return "by less than one ulp (float-rounding size)"
         return f"by {r:.3g} relative" + (" (float-rounding size)" if r <= ROUNDING_RELATIVE else "")
 
     if given is None:
