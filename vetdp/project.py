@@ -272,14 +272,21 @@ def active_project(start: Path | None = None) -> Project:
 
 
 def project_option() -> str:
-    """`` --project DIR`` when a project was chosen by ``--project`` (DIR relative to the working directory when it
-    lies below it), else ``""``: what a printed reproduction needs to run in the same project."""
+    """`` --project DIR`` when the active project was chosen (``--project``, or a command's own scope) and is not
+    the working directory's (DIR relative to the working directory when it lies below it), else ``""``: what a
+    printed reproduction needs to run in the same project."""
     if not _CHOSEN:
         return ""
     import os
     import shlex
 
     root = _CHOSEN[-1].root
+    try:
+        here = find_project()
+    except ProjectError:
+        here = None
+    if here is not None and here.root == root:  # the working directory's own project: nothing to name
+        return ""
     try:
         shown = root.relative_to(Path.cwd().resolve())
     except ValueError:

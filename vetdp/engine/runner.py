@@ -743,7 +743,9 @@ def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterato
     for i, case in enumerate(spec.bad):
         progress.step("preconditions", i + 1, len(spec.bad), case.id)
         t0 = time.perf_counter()
-        repro = _repro(spec, cfg, case.params, f"precondition[{case.id}]")
+        # vetdp check's own constructor refuses --params outside its preconditions: its rows rerun on the example
+        shown = case.params if cfg.impl_ref or not spec.examples else spec.examples[0]
+        repro = _repro(spec, cfg, shown, f"precondition[{case.id}]")
         built: list = []
         try:
             with deadline(cfg.time_limit):
