@@ -185,8 +185,10 @@ class SpecFunctionError(TypeError):
 
 
 _RETURNS = {  # field -> (what it must return, a test of the value)
-    "law": ("a dict {output: probability}", lambda v: isinstance(v, Mapping) and all(
-        isinstance(p, (int, Fraction)) or (isinstance(p, float) and math.isfinite(p)) for p in v.values())),
+    # probabilities: numbers, or symbolic ones (an exploration with symbolic parameters); never None, text, NaN
+    "law": ("a dict {output: probability}", lambda v: isinstance(v, Mapping) and not any(
+        p is None or isinstance(p, (str, bytes, bool)) or (isinstance(p, float) and not math.isfinite(p))
+        for p in v.values())),
     "inputs": ("a list of inputs", lambda v: isinstance(v, (list, tuple))),
     "outside": ("a list of inputs", lambda v: isinstance(v, (list, tuple))),
     "neighbours": ("a list of (x, x') pairs", lambda v: isinstance(v, (list, tuple)) and all(
