@@ -24,8 +24,10 @@ def _copy_tree(base: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
-    for name in ("vetdp", "impl", "specs"):
+    for name in ("vetdp", "impl", "specs", "proofs/findings", "examples/oue"):  # the findings registry ships
         shutil.copytree(REPO / name, src / name, ignore=ignore)
+    (src / "ci").mkdir()
+    shutil.copy(REPO / "ci" / "gate.toml", src / "ci" / "gate.toml")
     return src
 
 

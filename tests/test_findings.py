@@ -348,7 +348,7 @@ def test_k_selects_findings_and_selecting_nothing_is_a_usage_error(tmp_path):
     assert code == 2 and "selects no finding" in output
 
 
-def test_no_registry_is_a_usage_error(tmp_path):
+def test_no_registry_is_a_usage_error(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
         [tool.vetdp]
         proofs = "proofs"
@@ -356,8 +356,43 @@ def test_no_registry_is_a_usage_error(tmp_path):
     from vetdp.project import project_scope
 
     with project_scope(tmp_path):
+        result = CliRunner().invoke(findings_command, ["--no-bundled"])
+        assert result.exit_code == 2 and "no findings registry: vetdp's own is left out" in result.output
+        monkeypatch.setattr(F, "bundled_registry", lambda: None)
         result = CliRunner().invoke(findings_command, [])
-    assert result.exit_code == 2 and "no findings registry" in result.output
+    assert result.exit_code == 2 and "no findings registry: vetdp's own is not installed" in result.output
+
+
+def test_the_bundled_registry_is_listed_from_any_folder(tmp_path, monkeypatch):
+    """vetdp's own findings ship with it: outside any project (and outside this checkout) they are listed, and their
+    commands run in vetdp's own project from the registry's root, where the paths they name exist."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "f.json"
+    result = CliRunner().invoke(findings_command, ["--json", str(out)], catch_exceptions=False)
+    ids = [f["id"] for f in json.loads(out.read_text())["findings"]]
+    assert result.exit_code == 0 and ids == [f.id for f in FINDINGS]
+    bundled = F.bundled_registry()
+    assert bundled is not None and bundled.resolve() == REGISTRY.resolve()  # this checkout: the editable install
+    root = F.registry_root(bundled)
+    assert (root / "pyproject.toml").is_file() and (root / "examples" / "oue" / "pyproject.toml").is_file()
+
+
+def test_the_package_data_ships_the_registry_its_documents_and_the_example_project():
+    """pyproject's package data for vetdp._registry holds every file the bundled registry's commands and documents
+    need (the non-editable install test runs them from a wheel)."""
+    import glob
+    import tomllib
+
+    data = tomllib.loads((REGISTRY.parents[2] / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert data["package-dir"]["vetdp._registry"] == "."
+    shipped = {p for pattern in data["package-data"]["vetdp._registry"]
+               for p in glob.glob(pattern, root_dir=REGISTRY.parents[2])}
+    assert {f"proofs/findings/{d.name}" for d in REGISTRY.parent.iterdir() if d.suffix in (".md", ".toml")} <= shipped
+    for f in FINDINGS:
+        for c in f.commands:
+            if "--project" in c.argv:
+                project = c.argv[c.argv.index("--project") + 1]
+                assert f"{project}/pyproject.toml" in shipped, project
 
 
 def test_a_command_stopped_by_the_time_limit_is_a_failure_not_a_fix():
@@ -400,7 +435,11 @@ def test_a_user_project_registry_is_found_and_its_commands_run_in_that_project(t
     _registry(folder, [_entry("mine-1", "click", 1), _entry("mine-2", "click", 2, argv=elsewhere)], sections=(1, 2))
     out = tmp_path / "out.json"
     with project_scope(tmp_path):
-        result = CliRunner().invoke(findings_command, ["--run", "--json", str(out)], catch_exceptions=False)
+        listed = CliRunner().invoke(findings_command, ["--json", str(out)], catch_exceptions=False)
+        ids = [f["id"] for f in json.loads(out.read_text())["findings"]]
+        assert listed.exit_code == 0 and ids == [f.id for f in FINDINGS] + ["mine-1", "mine-2"]  # it adds to vetdp's
+        result = CliRunner().invoke(findings_command, ["--run", "-k", "mine-*", "--json", str(out)],
+                                    catch_exceptions=False)
     doc = json.loads(out.read_text())
     assert [(f["id"], f["status"]) for f in doc["findings"]] == [("mine-1", "present"), ("mine-2", "command failed")]
     assert "k_rappor" in doc["findings"][1]["detail"] and result.exit_code == 2

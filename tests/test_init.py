@@ -99,3 +99,47 @@ def test_init_that_fails_midway_leaves_nothing_written(tmp_path, monkeypatch):
     assert (tmp_path / "pyproject.toml").read_text() == before
     r = CliRunner().invoke(main, ["init", str(tmp_path / "fresh")])
     assert r.exit_code == 2 and not (tmp_path / "fresh").exists()
+
+
+def test_init_requires_vetdp_by_a_direct_reference_that_only_this_project_satisfies(tmp_path):
+    """vetdp is not on the index: a bare "vetdp" would install whoever registers the name. The scaffold names the
+    vetdp it was made with (here this checkout, installed editable) by a PEP 508 direct reference."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    r = run("init", "proj", "--package", "acme", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = (tmp_path / "proj" / "pyproject.toml").read_text()
+    project = tomllib.loads(text)["project"]
+    reqs = [Requirement(x) for x in project["dependencies"] + project["optional-dependencies"]["test"]]
+    vetdp = [q for q in reqs if q.name == "vetdp"]
+    assert len(vetdp) == 2 and all(q.url == Path(__file__).resolve().parents[1].as_uri() for q in vetdp)
+    assert [sorted(q.extras) for q in vetdp] == [[], ["harness"]]
+    assert "not on the package index" in text and "pip wheel --no-deps -w dist ." in text
+
+
+def test_vetdp_reference_follows_what_pip_recorded(monkeypatch):
+    import importlib.metadata
+
+    from vetdp.cli import init as init_module
+
+    class Dist:
+        def __init__(self, text):
+            self.text = text
+
+        def read_text(self, name):
+            return self.text
+
+    recorded = {
+        '{"url": "file:///w/dist/vetdp-0.1.0-py3-none-any.whl", "archive_info": {}}':
+            ("file:///w/dist/vetdp-0.1.0-py3-none-any.whl", "the wheel vetdp was installed from"),
+        '{"url": "https://example.org/me/vetdp.git", "vcs_info": {"vcs": "git", "commit_id": "0123abc"}}':
+            ("git+https://example.org/me/vetdp.git@0123abc", "the git commit vetdp was installed from"),
+    }
+    for text, expected in recorded.items():
+        monkeypatch.setattr(importlib.metadata, "distribution", lambda name, t=text: Dist(t))
+        assert init_module.vetdp_reference() == expected
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist(None))  # nothing recorded
+    url, what = init_module.vetdp_reference()
+    assert url == Path(init_module.__file__).resolve().parents[2].as_uri() and "source tree" in what

@@ -69,3 +69,19 @@ def test_installed_check_outside_any_project_refuses_before_any_check(installed,
     assert "no proofs directory: no pyproject.toml with a [tool.vetdp] table was found" in r.stderr
     assert "installed without its source tree, whose proofs/" in r.stderr
     assert " checks: " not in r.stdout and "stage 1/" not in r.stderr  # refused before any work
+
+
+def test_installed_findings_work_from_any_folder(installed, tmp_path):
+    """The registry of vetdp's own findings ships with the package: listed outside any project, and a finding that
+    needs the example project (shipped beside it) is still reported when run from there."""
+    listed = subprocess.run([str(installed / "vetdp"), "findings", "--json", str(tmp_path / "l.json")], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=3600)
+    assert listed.returncode == 0, listed.stdout[-2000:] + listed.stderr[-2000:]
+    doc = json.loads((tmp_path / "l.json").read_text())
+    assert {"opendp-1", "dp_accounting-1", "ldp-10"} <= {f["id"] for f in doc["findings"]}
+    assert all("site-packages" in f["document"] for f in doc["findings"])  # the installed copy, not this checkout
+    pytest.importorskip("pure_ldp")
+    ran = subprocess.run([str(installed / "vetdp"), "findings", "-k", "ldp-10", "--check", "--json",
+                          str(tmp_path / "r.json")], cwd=tmp_path, capture_output=True, text=True, timeout=3600)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert [f["status"] for f in json.loads((tmp_path / "r.json").read_text())["findings"]] == ["present"]

@@ -690,3 +690,14 @@ def test_round_scaled_agrees_with_round_of_the_same_rational(n, e):
             continue
         got = R._round_scaled(n, e, up)
         assert got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected), (n, e, up, got)
+
+
+@pytest.mark.parametrize("q", [Fraction(833), Fraction(2127), Fraction(-2127), Fraction(5000, 3), Fraction(-1663, 2)])
+def test_exp_enclosure_encloses_exp_beyond_the_clamp(q):
+    """exp_bracket clamps beyond |q| = 832 (no enclosure there); exp_enclosure squares the bracket of q/2^k."""
+    lo, hi = R.exp_enclosure(q, 64)
+    with mpmath.workprec(400):
+        true = mpmath.exp(mpmath.mpf(q.numerator) / q.denominator)
+        assert mpmath.mpf(lo.numerator) / lo.denominator <= true <= mpmath.mpf(hi.numerator) / hi.denominator
+        assert (hi - lo) / lo < Fraction(1, 2**60)
+    assert R.exp_enclosure(Fraction(7, 3), 80) == R.exp_bracket(Fraction(7, 3), 80)

@@ -486,3 +486,23 @@ def test_worst_delta_of_laws_groups_equal_terms_without_changing_the_value(eps):
         return
     each = [hockey_stick_delta(dists[x], dists[xp], eps)(128) for x in xs for xp in xs if x != xp]
     assert got == (max(lo for lo, _ in each), max(hi for _, hi in each))
+
+
+def test_worst_delta_beyond_e_to_the_832_is_exact_not_clamped():
+    """Issue 25: a subnormal f gives a per-bit loss of about 709, so map(1)/2 = 2127 exceeds the clamp of exp_bracket
+    (832): δ at ε = 2127 is 0 exactly (no loss reaches it), and at ε = 1000 (below the loss 1418) it is the mass of
+    the two-bit flips, enclosed; never the δ = 1 of a clamped e^ε."""
+    from vetdp.engine.divergence import hockey_stick_delta
+    from vetdp.engine.structure import worst_delta_of_laws
+
+    f = 2.225073858507168e-308
+    m = make_randomized_response_bitvec(bitvector_domain(max_weight=1, length=2), discrete_distance(), f)
+    xs = [(False, False), (True, False), (False, True)]
+    dists = {x: enumerate_law(m, x).dist for x in xs}
+    assert worst_delta_of_laws(dists, 2127.2686971384724)(128) == (0, 0)
+    assert hockey_stick_delta(dists[xs[1]], dists[xs[2]], 2127.2686971384724)(128) == (0, 0)
+    lo, hi = worst_delta_of_laws(dists, 1000.0)(128)
+    q = Fraction(flip_probability(f))
+    assert 0 < lo <= hi and hi - lo < lo * Fraction(1, 2**100)
+    # only y = x counts: δ = (1 − q)² − e^1000·q², and e^1000 < 2^1443
+    assert (1 - q) ** 2 - 2**1443 * q**2 <= lo and hi <= (1 - q) ** 2

@@ -314,8 +314,8 @@ def test_vet_reports_json_junit_markdown(user_module, tmp_path):
     keys = {"question", "entry_point", "direction", "answer", "exact_lower", "exact_upper", "status", "ratio",
             "message", "repro"}
     assert all(keys <= set(r) for r in doc["rows"])
-    assert doc["summary"] == {s: sum(r["status"] == s for r in doc["rows"]) for s in ("violation", "loose", "ok",
-                                                                                       "error")}
+    assert doc["summary"] == {s: sum(r["status"] == s for r in doc["rows"]) for s in ("violation", "translation",
+                                                                                       "loose", "ok", "error")}
     root = ET.fromstring(x.read_text())
     failures = sum(int(s.get("failures")) for s in root.iter("testsuite"))
     assert failures == doc["summary"]["violation"] > 0
@@ -458,3 +458,63 @@ def test_builtin_answers_are_those_of_a_freshly_built_accountant(lib):
             continue
         assert ep.epsilon(events, 1e-6) == fresh[0][i].epsilon(events, 1e-6), ep.name
         assert ep.delta(events, 9.5) == fresh[1][i].delta(events, 9.5), ep.name
+
+
+# ---------------------------------------------------------------------- what the library was handed (issue 25)
+
+def test_given_families_are_exactly_what_was_handed():
+    from vetdp.accounting.accountants.protocol import given_keep_probability, given_noise_parameter, given_pure_epsilon
+
+    e = RREvent("rappor", 2.0, 3)
+    fam, n = given_keep_probability(e, e.keep_probability)
+    p = Fraction(e.keep_probability)
+    assert fam.ratio == p / (1 - p) and n == 6 and fam.coordinates == 1
+    c = RREvent("categorical_rr", 0.5, 7, categories=4)
+    fam, n = given_noise_parameter(c, c.noise_parameter)
+    nu = Fraction(c.noise_parameter)  # keep 1 − ν + ν/4, each other ν/4
+    assert fam.ratio == (1 - nu + nu / 4) / (nu / 4) and fam.categories == 4 and n == 7
+    fam, n = given_pure_epsilon(c, c.step_epsilon)  # the a-DP worst case: binary RR of log-ratio a
+    assert fam.categories == 2 and fam.epsilon == Fraction(0.5) and n == 7
+    with pytest.raises(ValueError, match="noise_parameter=0.0"):
+        given_noise_parameter(c, 0.0)
+
+
+@pytest.mark.parametrize("answer,lower,upper,given,status", [
+    (0.9, 1.0, 1.1, (0.85, 0.95, True), "translation"),   # below the question's, not below the handed one's
+    (0.9, 0.8, 1.1, (0.95, 1.0, True), "translation"),    # below the handed one's only (a rounding): not blamed
+    (0.9, 0.8, 1.1, (0.95, 1.0, False), "violation"),     # a substitute (dominating pair) is judged alone
+    (0.9, 1.0, 1.1, (0.95, 1.0, True), "violation"),      # below both
+    (0.95, 1.0, 1.1, (0.95, 0.96, True), "violation"),    # ε = the handed lower end: certainly below (lower, upper]
+    (0.0, 0.0, 0.0, (0.0, 0.0, True), "ok"),              # the exact ε is 0: an answer 0 is exact
+    (1.05, 1.0, 1.1, (0.99, 1.0, True), "ok"),
+])
+def test_judge_against_what_the_library_was_handed(answer, lower, upper, given, status):
+    from vetdp.accounting.battery import Given
+
+    g = Given("the handed composition", given[0], given[1], given[2])
+    got, _, message = judge("epsilon", answer, lower, upper, given=g)
+    assert got == status, message
+    if status == "translation":
+        assert "rounding of vetdp's translation" in message and "not a finding" in message
+    if status == "violation":
+        assert "what the library was handed, the handed composition" in message
+
+
+def test_translation_rows_do_not_fail_the_command_and_are_counted_apart(tmp_path):
+    from vetdp.accounting.accountants import AccountantSuite, FunctionEntryPoint
+    from vetdp.accounting.accountants.protocol import given_keep_probability
+    from vetdp.accounting.battery import parts_of
+
+    events = (RREvent("rr", 20.0, 1),)
+    oracle = ExactOracle()
+    handed = (given_keep_probability(events[0], events[0].keep_probability),)
+    lo_asked = oracle.bracket_of(parts_of(events), "epsilon", 1e-12)[0]
+    lo_handed, hi_handed = oracle.bracket_of(handed, "epsilon", 1e-12)
+    assert lo_handed < lo_asked * (1 - 1e-9)  # p = fl(e^20/(1+e^20)) moves the exact ε by 1.8e-9 relative
+    exact_for_p = FunctionEntryPoint("exact for p", lambda ev, d: hi_handed, None, None, None,
+                                     lambda e: given_keep_probability(e, e.keep_probability))
+    result = run_battery(AccountantSuite("lib", "1", [exact_for_p]), [(events, 1e-12)], oracle=oracle)
+    row = next(r for r in result.rows if r.direction == "epsilon")
+    assert row.status == "translation" and row.given_kind == "rounding" and result.summary()["violation"] == 0
+    assert row.given_lower == lo_handed and row.shortfall == pytest.approx(1.79e-9, rel=0.01)
+    assert "p=0.9999999979388463" in row.given and "vetdp exact for what the library was handed" in row.repro

@@ -1,7 +1,8 @@
 """Third-party findings as commands: a registry of known upstream bugs, each reproduced by a ``vetdp`` command.
 
 A project documents what vetdp found in other people's code under ``<proofs>/findings/*.md`` and registers every
-finding in ``<proofs>/findings/findings.toml`` (:data:`REGISTRY_NAME`)::
+finding in ``<proofs>/findings/findings.toml`` (:data:`REGISTRY_NAME`). vetdp's own registry ships with the package
+(:func:`bundled_registry`); a project's registry adds to it::
 
     schema_version = 1
 
@@ -48,8 +49,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["REGISTRY_NAME", "SCHEMA_VERSION", "RegistryError", "Detector", "Command", "Finding", "Status", "Outcome",
-           "Verdict", "load_registry", "default_registry", "unregistered_sections", "installed_version", "judge",
-           "evaluate", "verdicts_to_json"]
+           "Verdict", "load_registry", "default_registry", "bundled_registry", "registry_root", "unregistered_sections",
+           "installed_version", "judge", "evaluate", "verdicts_to_json"]
 
 REGISTRY_NAME = "findings.toml"
 SCHEMA_VERSION = 1
@@ -340,6 +341,24 @@ def load_registry(path: Path | str) -> list[Finding]:
                 raise _fail(str(registry), f"{what} is registered twice (findings {seen[key]!r} and {f.id!r})")
             seen[key] = f.id
     return findings
+
+
+def bundled_registry() -> Path | None:
+    """vetdp's own registry, shipped with the package: ``vetdp/_registry/proofs/findings/findings.toml`` of an
+    installed copy (package data, with the documents and the example project its commands name), else
+    ``proofs/findings/findings.toml`` of the source tree an editable install runs from; None when neither exists."""
+    package = Path(__file__).resolve().parent
+    for root in (package / "_registry", package.parent):
+        path = root / "proofs" / "findings" / REGISTRY_NAME
+        if path.is_file():
+            return path
+    return None
+
+
+def registry_root(registry: Path) -> Path:
+    """The folder ``<root>/<proofs>/findings/findings.toml``'s commands are run in: ``<root>``, whose
+    ``pyproject.toml`` is the project they run in (the bundled registry's is vetdp's own)."""
+    return Path(registry).resolve().parents[2]
 
 
 def default_registry(proofs_dir: Path | None) -> Path | None:

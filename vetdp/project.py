@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["Project", "ProjectError", "find_project", "load_project", "bundled_project", "active_project",
-           "project_scope", "KNOWN_KEYS", "GATE_KEYS", "LOOSE_MAP", "read_gate_file", "validate_gate",
+           "project_scope", "project_option", "KNOWN_KEYS", "GATE_KEYS", "LOOSE_MAP", "read_gate_file", "validate_gate",
            "WHAT_TO_ADD"]
 
 KNOWN_KEYS = frozenset({"specs", "impl", "proofs", "pythonpath", "register", "providers", "gate"})
@@ -277,6 +277,29 @@ def active_project(start: Path | None = None) -> Project:
         return _CHOSEN[-1]
     found = find_project(start)
     return found if found is not None else bundled_project()
+
+
+def project_option() -> str:
+    """`` --project DIR`` when the active project was chosen (``--project``, or a command's own scope) and is not
+    the working directory's (DIR relative to the working directory when it lies below it), else ``""``: what a
+    printed reproduction needs to run in the same project."""
+    if not _CHOSEN:
+        return ""
+    import os
+    import shlex
+
+    root = _CHOSEN[-1].root
+    try:
+        here = find_project()
+    except ProjectError:
+        here = None
+    if here is not None and here.root == root:  # the working directory's own project: nothing to name
+        return ""
+    try:
+        shown = root.relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = root
+    return f" --project {shlex.quote(os.fspath(shown) or '.')}"
 
 
 @contextlib.contextmanager

@@ -61,7 +61,7 @@ def library_rows(library: str, family: RRFamily, n: int, delta: float, tight: fl
     for r in result.rows:
         if r.direction != "epsilon":
             continue
-        finding = "" if r.status == "ok" else f"{r.status}: {r.message}"
+        finding = "" if r.status in ("ok", "translation") else f"{r.status}: {r.message}"
         out.append(CrossCheck(library, r.entry_point, event.describe(), r.exact_upper, r.exact_lower, r.answer,
                               r.status, finding, r.repro))
     return out

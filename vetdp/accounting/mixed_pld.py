@@ -34,14 +34,14 @@ from vetdp.accounting.pld import EpsilonAtDelta, certified_epsilon_search
 from vetdp.arith.rounding import round_down, round_up
 from vetdp.core.validation import check_float, check_int, check_interval
 
-__all__ = ["MixedPLD", "MAX_ATOMS"]
+__all__ = ["MixedPLD", "MAX_ATOMS", "group_key"]
 
 _PREC = 128
 _DROP = Fraction(1, 2**110)  # an entry of an enumerated group below this probability is dropped (mass bounded)
 MAX_ATOMS = 200_000  # joint outcomes of all groups but the largest; above it the exact law is refused (time)
 
 
-def _group_key(f: RRFamily) -> tuple:
+def group_key(f: RRFamily) -> tuple:
     """Parts with equal keys have identical steps (same t, same exact log-ratio a)."""
     if f.epsilon is not None:
         return (f.categories, "eps", f.epsilon / f.divisor)
@@ -98,7 +98,7 @@ class MixedPLD:
             if not isinstance(family, RRFamily):
                 raise TypeError(f"parts[{i}] family={family!r} must be an RRFamily")
             n = check_int(f"parts[{i}] count", count, lo=1)
-            entry = steps.setdefault(_group_key(family), [family, 0])
+            entry = steps.setdefault(group_key(family), [family, 0])
             entry[1] += n * family.coordinates
         self.parts = tuple(parts)
         specs = sorted(steps.values(), key=lambda e: e[1])

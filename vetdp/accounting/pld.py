@@ -585,7 +585,21 @@ def certified_epsilon_search(delta: Any, delta_bounds: Any, top: float, target: 
     lower = lo
     while lower > 0 and delta_bounds(lower)[0] <= target:
         lower, step = max(0.0, lower - step), 2 * step
+    for _ in range(_REFINE_STEPS):  # the float search may have left a wide bracket: halve it on certified bounds
+        mid = lower + (hi - lower) / 2
+        if mid in (lower, hi):
+            break  # adjacent floats
+        lo_d, hi_d = delta_bounds(mid)
+        if lo_d > target:
+            lower = mid
+        elif hi_d <= target:
+            hi, cert = mid, hi_d
+        else:
+            break  # δ(mid) is within its enclosure of the target: no narrower certified bracket here
     return EpsilonAtDelta(epsilon=hi, epsilon_lower=lower, delta=target, delta_certified=cert)
+
+
+_REFINE_STEPS = 64  # halvings of a certified ε bracket (a count of work: 64 take any float bracket to adjacent floats)
 
 
 def one_run_delta(family: RRFamily) -> Any:

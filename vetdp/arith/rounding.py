@@ -50,6 +50,7 @@ __all__ = [
     "neg_inf_expm1",
     "ln_bracket",
     "exp_bracket",
+    "exp_enclosure",
 ]
 
 MAX_FLOAT = Fraction(2**1024 - 2**971)
@@ -341,6 +342,20 @@ def exp_bracket(q: Fraction, prec: int) -> tuple[Fraction, Fraction]:
     q = Fraction(q)
     lo, hi, e = _exp_or_clamp(q.numerator, q.denominator, prec)
     return _scaled_to_fraction(lo, e), _scaled_to_fraction(hi, e)
+
+
+def exp_enclosure(q: Fraction, prec: int) -> tuple[Fraction, Fraction]:
+    """Rationals ``lo <= exp(q) <= hi`` for every rational ``q``, relatively within about 2^-prec: the bracket of
+    :func:`exp_bracket` where it is an enclosure (|q| <= 832), else that of q/2^k raised to the power 2^k, exactly
+    (the ends then have about 1.44·|q| bits: callers bound |q| by the quantities they compare it with)."""
+    q = Fraction(q)
+    if abs(q) <= _EXP_CLAMP_ARG:
+        return exp_bracket(q, prec)
+    k = 0
+    while abs(q) > _EXP_CLAMP_ARG * 2**k:
+        k += 1
+    lo, hi = exp_bracket(q / 2**k, prec + k + 2)  # each squaring doubles the relative width: k extra bits
+    return lo ** (2**k), hi ** (2**k)
 
 
 def _round_scaled(n: int, e: int, up: bool) -> float:

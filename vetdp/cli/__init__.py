@@ -210,8 +210,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("vetdp.cli.check", "check",
               "Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error or stopped."),
     "findings": ("vetdp.cli.findings", "findings",
-                 "List the registered third-party findings; with --run or --check, run the command that reproduces "
-                 "each."),
+                 "List the registered third-party findings (vetdp's own, shipped with it, and the project's); with "
+                 "--run or --check, run the command that reproduces each."),
     "init": ("vetdp.cli.init", "init",
              "Scaffold a project that vets its own mechanism: [tool.vetdp], a sample mechanism, its spec, its pinned "
              "proof and a CI workflow; `vetdp check` passes on it straight away."),

@@ -4,6 +4,7 @@ which are still present against the installed library versions (registry format:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import subprocess
@@ -22,7 +23,6 @@ from vetdp.findings import (
     RegistryError,
     Status,
     evaluate,
-    load_registry,
     unregistered_sections,
     verdicts_to_json,
 )
@@ -104,24 +104,64 @@ def _in_process(argv: Sequence[str], project_root: Path | None) -> Outcome:
         return _read(code, report, output.getvalue(), time.perf_counter() - t0)
 
 
-def _registries(paths: tuple[str, ...]) -> list[Path]:
-    """``--registry`` files, else the active project's ``<proofs>/findings/findings.toml``; a usage error when
-    there is none."""
-    from vetdp.findings import REGISTRY_NAME, default_registry
+@dataclasses.dataclass(frozen=True)
+class _Source:
+    """A registry file and how its commands run: ``project`` passed as ``--project`` (None: the usual lookup) and
+    the working directory ``cwd`` their relative paths are read from."""
+
+    registry: Path
+    project: Path | None
+    cwd: Path | None
+
+
+def _sources(paths: tuple[str, ...], bundled_too: bool = True) -> list[_Source]:
+    """``--registry`` files (run in the active project), else vetdp's bundled registry (run in vetdp's own project,
+    from any folder; unless ``bundled_too`` is False) followed by the active project's
+    ``<proofs>/findings/findings.toml`` when it has one; a usage error when there is none."""
+    from vetdp.findings import REGISTRY_NAME, bundled_registry, default_registry, registry_root
     from vetdp.project import ProjectError, active_project
 
-    if paths:
-        return [Path(p) for p in paths]
     try:
         project = active_project()
     except ProjectError as e:
         raise click.UsageError(str(e)) from None
-    found = default_registry(project.proofs_dir)
-    if found is None:
+    here = _Source(Path(), None if project.bundled else project.root, project.root)
+    if paths:
+        return [dataclasses.replace(here, registry=Path(p)) for p in paths]
+    out = []
+    bundled = bundled_registry() if bundled_too else None
+    if bundled is not None:
+        root = registry_root(bundled)
+        out.append(_Source(bundled, root if (root / "pyproject.toml").is_file() else None, root))
+    own = default_registry(project.proofs_dir)
+    if own is not None and (bundled is None or own.resolve() != bundled.resolve()):
+        out.append(dataclasses.replace(here, registry=own))
+    if not out:
         where = f"{project.proofs_dir}/findings/{REGISTRY_NAME}" if project.proofs_dir else \
             f"<proofs>/findings/{REGISTRY_NAME} (the project declares no proofs folder)"
-        raise click.UsageError(f"no findings registry: {where} does not exist; create it or pass --registry FILE")
-    return [found]
+        mine = "vetdp's own is left out (--no-bundled)" if not bundled_too else "vetdp's own is not installed"
+        raise click.UsageError(f"no findings registry: {mine} and {where} does not exist; create it or pass "
+                               "--registry FILE")
+    return out
+
+
+def _load(sources: list[_Source], explicit: bool) -> list[tuple]:
+    """(finding, source) for every finding: an id registered twice is a usage error, except that a project's
+    registry replaces the bundled entry of the same id (vetdp's own checkout registers the same findings)."""
+    from vetdp.findings import load_registry
+
+    loaded: dict[str, tuple] = {}
+    for src in sources:
+        try:
+            found = load_registry(src.registry)
+        except RegistryError as e:
+            raise click.UsageError(f"malformed findings registry: {e}") from None
+        for f in found:  # a duplicate within one file is a RegistryError already
+            if f.id in loaded and explicit:
+                raise click.UsageError(f"finding id {f.id!r} is registered in both {loaded[f.id][0].registry} and "
+                                       f"{f.registry}")
+            loaded[f.id] = (f, src)
+    return list(loaded.values())
 
 
 def _table(verdicts: list, out: Console) -> None:
@@ -154,8 +194,11 @@ def _table(verdicts: list, out: Console) -> None:
 @click.option("--require-installed", is_flag=True,
               help="A finding whose library is not installed is an error (exit 2) instead of being skipped.")
 @click.option("--registry", "registry_paths", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="A findings registry (TOML) to read instead of the project's <proofs>/findings/findings.toml; "
-                   "may be repeated.")
+              help="A findings registry (TOML) to read instead of vetdp's own and the project's "
+                   "<proofs>/findings/findings.toml; may be repeated.")
+@click.option("--no-bundled", is_flag=True,
+              help="Leave out the registry of vetdp's own findings that ships with vetdp (by default it is read "
+                   "first, then the project's registry, whose entries replace bundled ones of the same id).")
 @click.option("-k", "pattern", help="Only the findings whose id contains PATTERN (or matches the glob).")
 @click.option("--time-limit", "--timeout", "timeout", type=Real(1, 86_400), default=1800.0, show_default=True,
               help="Wall-clock seconds one command may take (a safety net: the commands' verdicts come from their "
@@ -165,9 +208,10 @@ def _table(verdicts: list, out: Console) -> None:
               help="Run the commands in this interpreter: faster (no start-up per command), but without isolation "
                    "and without --time-limit. Default: each in a fresh interpreter.")
 @output_path("--json", "json_path", help="Write a JSON report (schema_version 1) to this file.")
-def findings(run: bool, check: bool, require_installed: bool, registry_paths: tuple[str, ...], pattern: str | None,
-             timeout: float, in_process: bool, json_path: str | None) -> None:
-    """List the registered third-party findings; with --run or --check, run the command that reproduces each.
+def findings(run: bool, check: bool, require_installed: bool, registry_paths: tuple[str, ...], no_bundled: bool,
+             pattern: str | None, timeout: float, in_process: bool, json_path: str | None) -> None:
+    """List the registered third-party findings (vetdp's own, shipped with it, and the project's); with --run or
+    --check, run the command that reproduces each.
 
     A finding is 'present' when its command still reports it, 'fixed' when the command ran and no longer does
     (an upstream fix shows here), 'library not installed' when skipped. Exit 0 when listing; with --check, 1 when
@@ -178,7 +222,6 @@ def findings(run: bool, check: bool, require_installed: bool, registry_paths: tu
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from vetdp.engine.registry import glob_matches
-    from vetdp.project import active_project
 
     if pattern is not None and not pattern.strip():
         raise click.BadParameter(f"-k={pattern!r} must be a non-empty id or glob, e.g. -k opendp", param_hint="-k")
@@ -194,38 +237,35 @@ def findings(run: bool, check: bool, require_installed: bool, registry_paths: tu
         out = Console(stderr=True)
     if not out.is_terminal:
         out = Console(width=200, stderr=out.stderr)
-    registries = _registries(registry_paths)
-    try:
-        registered = [f for path in registries for f in load_registry(path)]
-    except RegistryError as e:
-        raise click.UsageError(f"malformed findings registry: {e}") from None
-    seen: dict[str, Path] = {}
-    for f in registered:
-        if f.id in seen:
-            raise click.UsageError(f"finding id {f.id!r} is registered in both {seen[f.id]} and {f.registry}")
-        seen[f.id] = f.registry
-    folders = sorted({p.resolve().parent for p in registries})
+    sources = _sources(registry_paths, bundled_too=not no_bundled)
+    pairs = _load(sources, explicit=bool(registry_paths))
+    registered = [f for f, _ in pairs]
+    folders = sorted({src.registry.resolve().parent for src in sources})
     unregistered = [str(folder / m) for folder in folders
                     for m in unregistered_sections([f for f in registered if f.registry.parent == folder], folder)]
-    selected = [f for f in registered if pattern is None or pattern in f.id or glob_matches(pattern, f.id)]
+    selected = [(f, src) for f, src in pairs if pattern is None or pattern in f.id or glob_matches(pattern, f.id)]
     if not selected:
         raise click.UsageError(f"-k {pattern!r} selects no finding; ids: {', '.join(f.id for f in registered)}")
-    project = active_project() if (run or check) else None
-    root = None if project is None or project.bundled else project.root
-    cwd = None if project is None else project.root  # registry commands name paths relative to the project root
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as progress:
-        total = len({c.argv for f in selected for c in f.commands})
+        total = len({(src, c.argv) for f, src in selected for c in f.commands})
         task = progress.add_task("findings", total=total)
 
-        def runner(argv: tuple[str, ...]):
-            progress.update(task, description=escape(("vetdp " + " ".join(argv))[:100]))
-            outcome = (run_in_process(argv, project_root=root, cwd=cwd) if in_process else
-                       run_command(argv, project_root=root, timeout=timeout, cwd=cwd))
-            progress.advance(task)
-            return outcome
+        def runner_for(src: _Source):
+            def runner(argv: tuple[str, ...]):
+                progress.update(task, description=escape(("vetdp " + " ".join(argv))[:100]))
+                outcome = (run_in_process(argv, project_root=src.project, cwd=src.cwd) if in_process else
+                           run_command(argv, project_root=src.project, timeout=timeout, cwd=src.cwd))
+                progress.advance(task)
+                return outcome
+            return runner
 
-        verdicts = evaluate(selected, runner if project is not None else None)
+        by_id = {}
+        for src in sources:  # each registry's findings run in its own project and folder, in registry order
+            mine = [f for f, s in selected if s is src]
+            for v in evaluate(mine, runner_for(src) if (run or check) else None):
+                by_id[v.finding.id] = v
+        verdicts = [by_id[f.id] for f, _ in selected]
     _table(verdicts, out)
     for v in verdicts:
         if v.status in (Status.FIXED, Status.PARTIAL, Status.FAILED, Status.NO_COMMAND):

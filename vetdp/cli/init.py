@@ -41,11 +41,41 @@ _PYPROJECT = """[project]
 name = "{pkg}"
 version = "0.1.0"
 requires-python = ">=3.11"
-dependencies = ["vetdp"]          # the runtime: what the mechanisms import in production (NumPy only)
+# vetdp is not on the package index: a bare "vetdp" would resolve to whoever registers that name there. These
+# requirements name {where} (PEP 508 direct references);
+# point them at your copy of vetdp (a wheel built by `pip wheel --no-deps -w dist .` in its checkout, or
+# "vetdp @ git+<your vetdp repository URL>@<commit>") when you move the project.
+dependencies = ["{runtime}"]  # the runtime: what the mechanisms import in production (NumPy only)
 
 [project.optional-dependencies]
-test = ["vetdp[harness]", "pytest"]  # what vets them: the vetdp command, its pytest plugin, z3, sympy, ...
+test = ["{harness}", "pytest"]  # what vets them: the vetdp command, its pytest plugin, z3, sympy, ...
 """
+
+
+def vetdp_reference() -> tuple[str, str]:
+    """(URL, what it is) of the vetdp this command runs from, as a PEP 508 direct reference can name it: the
+    wheel, checkout or git commit pip recorded when installing it (its ``direct_url.json``), else the source tree
+    next to the package; a requirement built on it resolves to this project and nothing else."""
+    import importlib.metadata
+    import json
+
+    try:
+        recorded = json.loads(importlib.metadata.distribution("vetdp").read_text("direct_url.json") or "null")
+    except (importlib.metadata.PackageNotFoundError, json.JSONDecodeError):
+        recorded = None
+    if isinstance(recorded, dict) and isinstance(recorded.get("url"), str):
+        url, vcs = recorded["url"], recorded.get("vcs_info")
+        if isinstance(vcs, dict) and vcs.get("vcs") and vcs.get("commit_id"):
+            return f"{vcs['vcs']}+{url}@{vcs['commit_id']}", f"the {vcs['vcs']} commit vetdp was installed from"
+        return url, "the wheel vetdp was installed from" if url.endswith(".whl") else "the vetdp checkout it was " \
+            "installed from"
+    tree = Path(__file__).resolve().parents[2]
+    return tree.as_uri(), "the vetdp source tree this command runs from"
+
+
+def _pyproject(pkg: str) -> str:
+    url, where = vetdp_reference()
+    return _PYPROJECT.format(pkg=pkg, where=where, runtime=f"vetdp @ {url}", harness=f"vetdp[harness] @ {url}")
 
 _MECHANISM = '''"""Binary randomized response parameterised by ε: the sample mechanism of `vetdp init`.
 
@@ -370,7 +400,7 @@ def init(directory: str, pkg: str, stem: str) -> None:
         scaffold.folder(root)
         for path, text in files.items():
             scaffold.write(path, text)
-        head = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else _PYPROJECT.format(pkg=pkg)
+        head = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else _pyproject(pkg)
         scaffold.write(pyproject, head.rstrip("\n") + "\n" + _TABLE.format(pkg=pkg))
         scaffold.write(proof, _PROOF.format(pkg=pkg, stem=stem))
         scaffold.files.append(root / "proofs" / "pinned" / f"{stem}.py.txt")  # written by bless

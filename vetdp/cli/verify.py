@@ -47,9 +47,11 @@ def load_thirdparty(name: str, spec):
         raise click.BadParameter(f"--impl={name}: {e.args[0]}") from None
 
 
-def _params(spec, params_text: str) -> dict:
-    """``--params`` parsed and validated against the spec (exit 2 on anything the spec does not allow)."""
-    from vetdp.engine.spec import MeasurementSpec, validate_params
+def _params(spec, params_text: str) -> tuple[dict, str | None]:
+    """``--params`` parsed and validated against the spec: (params, None), or (params, why) for parameters of the
+    right shape outside the spec's preconditions (a precondition row for the code under test); exit 2 on anything
+    else the spec does not allow."""
+    from vetdp.engine.spec import MeasurementSpec, OutsidePreconditions, validate_params
     from vetdp.engine.timeout import DeadlineExceeded, deadline
     from vetdp.inputs import InputError, parse_json, read_text, shown
 
@@ -63,9 +65,14 @@ def _params(spec, params_text: str) -> dict:
     except InputError as e:
         raise click.BadParameter(str(e)) from None
     if not isinstance(spec, MeasurementSpec):
-        return _estimator_params(spec, params)
+        return _estimator_params(spec, params), None
     try:
         validate_params(spec, params)
+    except OutsidePreconditions as e:
+        return params, str(e)
+    except (ValueError, TypeError) as e:
+        raise click.BadParameter(str(e).replace("params", "--params", 1)) from None
+    try:
         with deadline(10.0):
             inputs = spec.inputs(params)
     except (ValueError, TypeError) as e:
@@ -75,7 +82,7 @@ def _params(spec, params_text: str) -> dict:
                                  "(listing it ran past 10 s); choose smaller parameters") from None
     if len(inputs) > 100_000:
         raise click.BadParameter(f"--params={params_text}: {len(inputs)} inputs to enumerate; at most 100000")
-    return params
+    return params, None
 
 
 def _estimator_params(spec, params) -> dict:
@@ -96,6 +103,14 @@ def _estimator_params(spec, params) -> dict:
     return {**params, "dataset": [tuple(r) if isinstance(r, list) else r for r in params["dataset"]]}
 
 
+def _is_own_constructor(spec, ctor) -> bool:
+    """Whether ``ctor`` is the spec's own constructor (whose preconditions are the spec's)."""
+    try:
+        return ctor is spec.load_constructor()
+    except (ImportError, AttributeError, ValueError):
+        return False
+
+
 @click.command()
 @click.argument("spec_name", metavar="SPEC")
 @click.option("--impl", "impl_ref",
@@ -109,7 +124,8 @@ def _estimator_params(spec, params) -> dict:
 @click.option("--variance", "variance_ref",
               help="Estimator specs: MODULE:ATTR of the implementation's variance function (same arguments as "
                    "vetdp's), whose claims are checked instead of vetdp's own formula.")
-@click.option("--params", "params_text", help="Check only this parameter set (JSON, or @FILE to read it from a file), "
+@click.option("--params", "params_text", help="Check only this parameter set (JSON, or @FILE to read it from a file; "
+              "values outside the spec's preconditions are a precondition row of code other than the spec's own), "
               "e.g. from a reproduction.")
 @click.option("--deep", is_flag=True, help="Explore further: more parameter sets, larger domains.")
 @click.option("--max-examples", type=click.IntRange(1, 100_000), help="Parameter sets drawn by the search.")
@@ -117,7 +133,10 @@ def _estimator_params(spec, params) -> dict:
               help="Seeds the parameter search (another seed explores other parameter sets) and the audits.")
 @click.option("--samples", type=click.IntRange(100, 10**8), help="Samples per audited input when the code draws "
               "its own randomness (more samples see smaller deviations).")
-@click.option("--strict", is_flag=True, help="A sound but loose map (privacy.tight) fails instead of warning.")
+@click.option("--strict", is_flag=True, help="The rules vetdp check applies to its own code: a sound but loose map "
+              "(privacy.tight) fails instead of warning, a precondition message must name the parameter, and "
+              "randomness drawn outside vetdp's primitives fails randomness.through_primitives instead of being "
+              "audited as opaque code.")
 @work_budget_options
 @time_limit_option
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
@@ -152,7 +171,7 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
         raise click.BadParameter(f"--variance applies to estimator specs; {spec.name!r} is a mechanism spec")
     if adapter_ref and isinstance(spec, EstimatorSpec):
         raise click.BadParameter(f"--adapter applies to mechanism specs; {spec.name!r} is an estimator spec")
-    only = _params(spec, params_text) if params_text is not None else None
+    only, outside = _params(spec, params_text) if params_text is not None else (None, None)
     extra: dict = {}
     ctor = None
     if adapter_ref:
@@ -163,7 +182,7 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
         target = f"--adapter {adapter_ref}"
     elif impl_ref in THIRD_PARTY:
         resolved = load_thirdparty(impl_ref, spec)
-        if only is not None:
+        if only is not None and outside is None:  # outside the preconditions: a precondition row, not translated
             from vetdp.audit.thirdparty import check_translatable
             try:
                 check_translatable(resolved, only)
@@ -177,6 +196,9 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
         target = f"--impl {impl_ref}"
     else:
         target = ""
+    if outside is not None and ctor is not None and _is_own_constructor(spec, ctor):
+        # our own constructor refuses these parameters by its preconditions: nothing to vet there
+        raise click.BadParameter(outside.replace("params", "--params", 1))
     variance = load_callable(variance_ref, option="--variance") if variance_ref else None
     if variance is not None and "variance" not in spec.claim_calls:
         raise click.BadParameter(f"spec {spec.name!r} makes no variance claim; --variance does not apply",
@@ -186,8 +208,8 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
     if samples is not None:
         extra["audit_samples"] = samples
     # foreign code may draw its own randomness: then it is checked as opaque code, not failed for it
-    cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=target.strip(), strict_messages=False,
-                    fallback_opaque=not extra.get("opaque", False), reference_law=True,
+    cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=target.strip(), strict_messages=strict,
+                    fallback_opaque=not (extra.get("opaque", False) or strict), reference_law=True,
                     loose_map=Status.FAIL if strict else Status.WARNING, budget=max_paths, max_depth=max_choices,
                     max_steps=max_steps, max_regions=max_regions, time_limit=time_limit, **extra)
     if (workers is not None or scheduler is not None) and isinstance(spec, EstimatorSpec):
@@ -203,6 +225,8 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
                     return check_estimator_spec(spec, cfg=cfg, estimator=ctor, variance=variance, only_params=only)
             else:
                 def stage():
+                    if outside is not None:
+                        return check_measurement_spec(spec, ctor=ctor, cfg=cfg, outside=(only, outside))
                     return check_measurement_spec(spec, ctor=ctor, cfg=cfg, only_params=only,
                                                   runner=None if workers is None and scheduler is None else runner)
             code = run_and_report([(spec.name, stage)], command="vetdp " + " ".join(sys.argv[1:]),

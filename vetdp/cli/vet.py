@@ -7,7 +7,9 @@ Examples::
     vetdp vet accountant autodp --json out/autodp.json --markdown out/autodp.md
     vetdp vet accountant mypkg.acct:MyAccountant --entry-point 'PLD*'
 
-Exit codes: 0 no violation; 1 at least one answer below the exact lower bound; 2 bad usage, an accountant that
+Exit codes: 0 no violation (translation rows, below the question's exact value only by the rounding of vetdp's own
+translation of it, do not count); 1 at least one answer below the exact lower bound of what the library was
+handed; 2 bad usage, an accountant that
 cannot be loaded, an engine failure, or nothing checked (no question asked, or every answer an error). A library
 exception on some questions is an "error" row: reported, and it does not by itself change the exit code.
 """
@@ -53,8 +55,10 @@ def accountant(name: str, quick: bool, entry_glob: str | None, composition_glob:
                time_limit: float, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Ask accountant NAME (dp_accounting, autodp, prv_accountant, or MODULE:ATTR) the composition battery.
 
-    Every answer is set against vetdp's certified exact bracket: below it is a violation (exit 1), above it by
-    more than --tight is loose (with its ratio), a library exception is an error row.
+    Every answer is set against vetdp's certified exact bracket of what the library was handed (the floats it
+    received, taken exactly): below it is a violation (exit 1); below the question's bracket only by the rounding
+    of that translation is a translation row (exit 0); above by more than --tight is loose (with its ratio); a
+    library exception is an error row.
     """
     from rich.console import Console
 
@@ -130,10 +134,12 @@ def _render(result, out: Console, title: str, show: str) -> None:
     from vetdp.accounting.accountants.report import per_entry_point
 
     table = Table(title=f"{title}: {result.library} {result.version}")
-    for col in ("entry point", "violation", "loose", "ok", "error", "lowest ratio", "highest ratio", "seconds"):
+    for col in ("entry point", "violation", "translation", "loose", "ok", "error", "lowest ratio", "highest ratio",
+                "seconds"):
         table.add_column(col)
     for ep, d in per_entry_point(result).items():
-        table.add_row(escape(ep), str(d["violation"]), str(d["loose"]), str(d["ok"]), str(d["error"]),
+        table.add_row(escape(ep), str(d["violation"]), str(d["translation"]), str(d["loose"]), str(d["ok"]),
+                      str(d["error"]),
                       _num(d["min_ratio"]), _num(d["max_ratio"]), f"{d['seconds']:.2f}",
                       style="bold red" if d["violation"] else ("yellow" if d["error"] else None))
     out.print(table)
@@ -143,13 +149,15 @@ def _render(result, out: Console, title: str, show: str) -> None:
     for r in chosen:
         style = {"violation": "bold red", "error": "yellow", "loose": "cyan"}.get(r.status, "")
         out.print(f"[{style}]{r.status}[/{style}] " if style else f"{r.status} ", end="")
+        given = "" if r.given is None else f"; handed {r.given}: exact [{r.given_lower!r}, {r.given_upper!r}]"
         out.print(escape(f"{r.entry_point}: {r.question.id}: answer {r.answer!r}, exact "
-                         f"[{r.exact_lower!r}, {r.exact_upper!r}], ratio {_num(r.ratio)}"))
+                         f"[{r.exact_lower!r}, {r.exact_upper!r}]{given}, ratio {_num(r.ratio)}"))
         if r.status in ("violation", "error"):
             out.print(escape(f"  {r.message}"))
             if r.status == "violation":
                 out.print(escape("  reproduce:\n    " + r.repro.replace("\n", "\n    ")))
     s = result.summary()
-    out.print(escape(f"{result.library}: {s['violation']} violation, {s['loose']} loose, {s['ok']} ok, "
-                     f"{s['error']} error of {len(result.rows)} answers in {result.seconds:.1f} s "
-                     f"(exact brackets {result.exact_seconds:.1f} s)"))
+    out.print(escape(f"{result.library}: {s['violation']} violation, {s['translation']} translation (vetdp's "
+                     f"rounding, not findings), {s['loose']} loose, {s['ok']} ok, {s['error']} error of "
+                     f"{len(result.rows)} answers in {result.seconds:.1f} s (exact brackets {result.exact_seconds:.1f} "
+                     "s)"))

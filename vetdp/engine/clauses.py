@@ -32,6 +32,7 @@ from vetdp.sampling.sources import BranchingSource, RandomSource, RecordingSourc
 __all__ = [
     "Finding",
     "TIGHTNESS",
+    "TIGHTNESS_FLOOR",
     "show",
     "privacy_findings",
     "law_finding",
@@ -54,7 +55,10 @@ __all__ = [
     "outside_findings",
 ]
 
-TIGHTNESS = Fraction(1, 2**30)
+TIGHTNESS = Fraction(1, 2**30)  # privacy.tight: map(d_in) <= L·(1 + 2^-30) + TIGHTNESS_FLOOR for the exact loss L
+# the absolute part, for losses near 0: a float map cannot be relatively close there (ln of a float ratio next to 1
+# moves in steps of 2^-52, times the coordinates a map adds up), and 2^-40 is 4096 such steps
+TIGHTNESS_FLOOR = Fraction(1, 2**40)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +75,35 @@ class Finding:
     skipped: bool = False
     stopped: bool = False  # the wall-clock safety limit ended it: no verdict (Status.STOPPED, exit 2)
     error: bool = False  # vetdp's own computation failed: no verdict about the code (Status.ERROR, exit 2)
+
+
+def _decimal(x: Fraction, digits: int) -> str:
+    """``x`` to ``digits`` significant decimal digits (exact rational arithmetic, rounded half-even)."""
+    import decimal
+
+    with decimal.localcontext(decimal.Context(prec=digits)):
+        return format(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator), "g") if x else "0"
+
+
+def apart(a: Any, b: Any) -> tuple[str, str]:
+    """Two numbers (floats, ints or Fractions) as decimals with the fewest significant digits (at least 6, at most
+    60) at which they read differently, so that two values that differ never print alike (one ulp apart: 17
+    digits). A float also shows its exact hexadecimal form."""
+    fa, fb = Fraction(a), Fraction(b)
+    digits = 6
+    while digits < 60 and fa != fb and _decimal(fa, digits) == _decimal(fb, digits):
+        digits += 1
+
+    def text(x: Any, f: Fraction) -> str:
+        shown = _decimal(f, digits)
+        return f"{shown} ({x.hex()})" if isinstance(x, float) and math.isfinite(x) else shown
+
+    return text(a, fa), text(b, fb)
+
+
+def _rational(x: Fraction, other: Fraction) -> str:
+    """An exact probability with a decimal that reads differently from ``other``'s: ``p/q (≈ d)``."""
+    return f"{exact_text(x)} (≈{apart(x, other)[0]})"
 
 
 def show(x: Any) -> Any:
@@ -165,8 +198,10 @@ def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | Non
             return Finding(False, f"map({d_in}) = {claim!r} but the exact loss is infinite (an output possible under "
                            "x is impossible under x')", **common), (md, cmp)
         short = cmp.truth_lo - Fraction(claim)  # a lower bound on the shortfall, exact
+        shown_claim, shown_truth = apart(claim, cmp.truth_lo)
         return Finding(False, f"map({d_in}) = {claim!r} is below the exact loss {truth:.17g} (short by at least "
-                       f"{float(short):.3g})", **common), (md, cmp)
+                       f"{float(short):.3g}); map {shown_claim} against loss > {shown_truth}, at x = {show(md.x)!r}, "
+                       f"x' = {show(md.x_prime)!r}, output {show(md.y)!r}", **common), (md, cmp)
     return Finding(False, f"map({d_in}) and the exact loss not separated at 16384 bits", undecided=True,
                    **common), (md, cmp)
 
@@ -191,13 +226,15 @@ def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
 
         def allowance(prec: int) -> tuple[Fraction, Fraction]:
             lo, hi = ln_ratio_bracket(ratio)(prec)
-            return lo + TIGHTNESS * max(1, abs(lo)), hi + TIGHTNESS * max(1, abs(hi))
+            return lo + TIGHTNESS * abs(lo) + TIGHTNESS_FLOOR, hi + TIGHTNESS * abs(hi) + TIGHTNESS_FLOOR
 
         # "sound" against truth + allowance means the claim overshoots by more than the allowance
         tight_ok = compare_claim(claim, allowance).verdict is not Verdict.SOUND
-        out["privacy.tight"] = Finding(tight_ok, "map within 2**-30 of the exact loss" if tight_ok else
+        times = f": {float(Fraction(claim) / Fraction(sound.true)):.6g}×" if sound.true else ""
+        out["privacy.tight"] = Finding(tight_ok, "map(d_in) <= exact loss·(1 + 2**-30) + 2**-40" if tight_ok else
                                        f"map({spec.d_in}) = {claim!r} exceeds the exact loss {sound.true!r} by more "
-                                       "than 2**-30 relative", **common)
+                                       f"than 2**-30 relative (+ 2**-40){times}; the pair x = "
+                                       f"{show(decided[0].x)!r}, x' = {show(decided[0].x_prime)!r}", **common)
     return out
 
 
@@ -221,8 +258,9 @@ def rdp_findings(spec: MeasurementSpec, params: dict, worst_at: Callable[[Fracti
         witness = {"alpha": float(alpha), "claimed": claim, "true_lo": lo, "true_hi": hi,
                    "x": show(worst.x), "x_prime": show(worst.x_prime)}
         if cmp.verdict is Verdict.UNSOUND:
-            return {"privacy.rdp": Finding(False, f"the claimed RDP ε̂({float(alpha):g}) = {claim!r} is below the exact "
-                                           f"worst D_α = {'inf' if hi is None else f'{lo!r}'} (pair {show(worst.x)!r}, "
+            truth = "inf" if hi is None else "> " + apart(claim, cmp.truth_lo)[1]
+            return {"privacy.rdp": Finding(False, f"the claimed RDP ε̂({float(alpha):g}) = {apart(claim, 0)[0]} is "
+                                           f"below the exact worst D_α {truth} (pair {show(worst.x)!r}, "
                                            f"{show(worst.x_prime)!r})", claimed=claim, true=hi, witness=witness)}
         if cmp.verdict is Verdict.UNDECIDED:
             return {"privacy.rdp": Finding(False, f"undecided: ε̂({float(alpha):g}) = {claim!r} lies in the exact "
@@ -257,8 +295,9 @@ def pld_findings(spec: MeasurementSpec, m: Any, params: dict,
         witness = {"epsilon": eps, "claimed_delta": claim, "true_lo": float(cmp.truth_lo),
                    "true_hi": float(cmp.truth_hi)}
         if cmp.verdict is Verdict.UNSOUND:
-            return {"privacy.pld": Finding(False, f"the claimed δ̂({eps!r}) = {claim!r} is below the exact worst "
-                                           f"δ = {float(cmp.truth_lo)!r}", claimed=claim, true=float(cmp.truth_lo),
+            shown_claim, shown_truth = apart(claim, cmp.truth_lo)
+            return {"privacy.pld": Finding(False, f"the claimed δ̂({eps!r}) = {shown_claim} is below the exact worst "
+                                           f"δ >= {shown_truth}", claimed=claim, true=float(cmp.truth_lo),
                                            witness=witness)}
         if cmp.verdict is Verdict.UNDECIDED:
             return {"privacy.pld": Finding(False, f"undecided: δ̂({eps!r}) = {claim!r} lies in the exact worst δ's "
@@ -311,8 +350,9 @@ def dominance_findings(spec: MeasurementSpec, params: dict, code_pairs: Callable
                "code_delta": code_delta, "pair_delta": pair_delta, "x": show(x), "x_prime": show(xp)}
     return {"privacy.dominated": Finding(
         False, f"the accountant's worst pair does not dominate the code's pair ({show(x)!r}, {show(xp)!r}): at "
-        f"ε = {eps!r} the code's δ(ε) = {code_delta!r} exceeds the pair's"
-        f"{' (its laws swapped)' if reverse else ''} {pair_delta!r}, so curves and compositions computed "
+        f"ε = {eps!r} the code's δ(ε) = {apart(e.code_delta, e.bound_delta)[0]} exceeds the pair's"
+        f"{' (its laws swapped)' if reverse else ''} {apart(e.code_delta, e.bound_delta)[1]}, so curves and "
+        "compositions computed "
         "from that pair under-report the code's loss",
         claimed=pair_delta, true=code_delta, witness=witness)}
 
@@ -407,9 +447,12 @@ def distance_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
     if failing:
         distance = min(failing, key=lambda f: (f.undecided, (f.witness or {}).get("d_in", 0)))  # the first d
         distance = dataclasses.replace(distance, message=f"{distance.message} ({survey.how})")
-    elif findings:
-        distance = dataclasses.replace(min(findings, key=slack), message=f"map(d) >= the exact loss at every "
-                                       f"evaluated d_in other than {spec.d_in}; {note}")
+    elif findings:  # the row shows the least slack at a distance >= 1 (at d = 0 the loss is 0, known in advance)
+        least = min([f for f in findings if (f.witness or {}).get("d_in", 0)] or findings, key=slack)
+        d = (least.witness or {}).get("d_in", 0)
+        distance = dataclasses.replace(least, message=f"map(d) >= the exact loss at every evaluated d_in other than "
+                                       f"{spec.d_in} (least slack at d = {d}: map({d}) = {least.claimed!r} against the "
+                                       f"loss {least.true!r}); {note}")
     else:
         distance = Finding(True, f"no d_in other than {spec.d_in} is defined; {note}")
     return {"privacy.distance": distance, "privacy.monotone": monotone_finding(claims, survey.how)}
@@ -471,7 +514,7 @@ def law_finding(dists: dict[Any, dict], law: Callable[[Any], dict], source: str)
         return Finding(True, f"the exact output distribution equals {source} on all {len(dists)} inputs")
     _, x, y, got, want = worst
     return Finding(False, f"the output distribution differs from {source}: P[M({show(x)!r}) = {show(y)!r}] is "
-                   f"{exact_text(got)} ({float(got):.6g}), the law says {exact_text(want)} ({float(want):.6g})",
+                   f"{_rational(got, want)}, the law says {_rational(want, got)}",
                    witness={"x": show(x), "y": show(y), "P[M(x)=y]": exact_text(got), "law P[y|x]": exact_text(want)})
 
 
@@ -484,7 +527,9 @@ def data_independent_errors(dists: dict) -> Finding:
             def errors(found: dict) -> dict:
                 return {str(k): str(v) for k, v in found.items()}
 
-            return Finding(False, "inputs raise different errors (or with different probabilities)",
+            return Finding(False, f"inputs raise different errors (or with different probabilities): M("
+                           f"{show(reference_x)!r}) raises {errors(reference) or 'nothing'}, M({show(x)!r}) raises "
+                           f"{errors(r) or 'nothing'}",
                            witness={"x": show(reference_x), "errors(x)": errors(reference),
                                     "x_prime": show(x), "errors(x')": errors(r)})
     return Finding(True, "no input-dependent errors" if not reference else f"same errors on every input: {reference}")
@@ -499,13 +544,15 @@ def rejects_outside(spec: MeasurementSpec, m: Any, params: dict) -> Finding:
                 y = m(x)
         except (ValueError, TypeError):
             if source.trail:
-                return Finding(False, "randomness drawn before rejecting an out-of-domain input",
+                return Finding(False, f"randomness drawn before rejecting the out-of-domain input {x!r} "
+                               f"({len(source.trail)} random choices)",
                                witness={"x": repr(x), "choices": len(source.trail)})
             continue
         except Exception as e:  # noqa: BLE001
-            return Finding(False, f"out-of-domain input raised {type(e).__name__}, not ValueError/TypeError: {e}",
-                           witness={"x": repr(x)})
-        return Finding(False, "an out-of-domain input was accepted", witness={"x": repr(x), "output": repr(y)})
+            return Finding(False, f"the out-of-domain input {x!r} raised {type(e).__name__}, not "
+                           f"ValueError/TypeError: {e}", witness={"x": repr(x)})
+        return Finding(False, f"the out-of-domain input {x!r} was accepted (output {y!r})",
+                       witness={"x": repr(x), "output": repr(y)})
     return Finding(True, "every out-of-domain input rejected before randomness")
 
 
@@ -539,8 +586,9 @@ def deterministic_given_choices(m: Any, inputs: list, laws: dict, budgets: dict)
             same = all(max(first.bounds(y)[0], again.bounds(y)[0]) <= min(first.bounds(y)[1], again.bounds(y)[1])
                        for y in set(first.dist) | set(again.dist))
         if not same:
-            return Finding(False, "the function's output is not determined by the primitives' choices: it draws "
-                           "randomness elsewhere, so exact enumeration does not apply", witness={"x": show(x)})
+            return Finding(False, f"the function's output is not determined by the primitives' choices: enumerating "
+                           f"M({show(x)!r}) twice gave two laws, so it draws randomness elsewhere and exact "
+                           "enumeration does not apply", witness={"x": show(x)})
     return Finding(True, "all randomness flows through vetdp's primitives")
 
 
@@ -840,16 +888,21 @@ def constant_bytes(spec: MeasurementSpec, m: Any, params: dict, inputs: list, se
     """
     if not params.get(spec.constant_time_param):
         return Finding(True, "no constant-time promise for these parameters", skipped=True)
-    counts: dict[int, Any] = {}
+    counts: dict[int, tuple[Any, str, Any]] = {}  # bytes read -> the first (input, byte stream, output) reading them
     for i, x in enumerate(inputs):
-        sources = [SeededSource(f"{seed}/{i}/{rep}") for rep in range(3)] + [_RepeatedByte(0x00), _RepeatedByte(0x80)]
-        for inner in sources:
+        sources = [(f"seeded stream {seed}/{i}/{rep}", SeededSource(f"{seed}/{i}/{rep}")) for rep in range(3)]
+        sources += [("all-0x00 stream", _RepeatedByte(0x00)), ("all-0x80 stream", _RepeatedByte(0x80))]
+        for label, inner in sources:
             rec = RecordingSource(inner)
             with use_source(rec):
-                m(x)
-            counts.setdefault(rec.bytes_read, x)
+                y = m(x)
+            counts.setdefault(rec.bytes_read, (x, label, y))
     if len(counts) > 1:
-        return Finding(False, "bytes read depend on the input or on the random outcome",
-                       witness={f"{n} bytes": show(x) for n, x in counts.items()})
+        (n1, (x1, s1, y1)), (n2, (x2, s2, y2)) = sorted(counts.items())[:2]
+        on = "the random outcome" if freeze(x1) == freeze(x2) else "the input"
+        return Finding(False, f"bytes read depend on {on}: M({show(x1)!r}) read {n1} bytes on the {s1} and output "
+                       f"{show(y1)!r}, but M({show(x2)!r}) read {n2} bytes on the {s2} and output {show(y2)!r}",
+                       witness={f"{n} bytes": f"M({show(x)!r}) = {show(y)!r} on the {label}"
+                                for n, (x, label, y) in counts.items()})
     return Finding(True, f"{next(iter(counts))} bytes read for every input and outcome (seeded and extreme "
                    "byte streams)")

@@ -15,7 +15,7 @@ from typing import Any
 
 import mpmath
 
-from vetdp.arith.rounding import exp_bracket, ln_bracket
+from vetdp.arith.rounding import exp_enclosure, ln_bracket
 
 __all__ = [
     "Verdict",
@@ -103,6 +103,8 @@ def max_divergence(dists: Mapping[Any, Dist], pairs: Sequence[tuple[Any, Any]] |
             lo_p, lo_x = min(probs, key=lambda t: t[0])
             if hi_p == 0:
                 continue
+            if lo_x == hi_x:  # every input gives y the same probability: name two distinct ones all the same
+                lo_x = next(x for x in inputs if x != hi_x)
             cand = MaxDivergenceResult(None if lo_p == 0 else hi_p / lo_p, hi_x, lo_x, y, hi_p, lo_p)
             if better(cand):
                 best = cand
@@ -275,11 +277,16 @@ def renyi_divergence(p: Dist, q: Dist, alpha: float | Fraction, dps: int = 50) -
 
 
 def hockey_stick_delta(p: Dist, q: Dist, epsilon: float) -> Callable[[int], tuple[Fraction, Fraction]]:
-    """An enclosure prec -> (lo, hi) of δ(ε) = Σ_y max(0, P(y) − e^ε Q(y))."""
+    """An enclosure prec -> (lo, hi) of δ(ε) = Σ_y max(0, P(y) − e^ε Q(y)), for every ε (an ε at or above the log
+    of every finite ratio P/Q leaves the mass where Q = 0, exactly; e^ε is never clamped)."""
     eps = Fraction(epsilon)
+    top = max((pv / q[y] for y, pv in p.items() if q.get(y, 0)), default=None)
+    if eps and (top is None or top <= 1 or ln_bracket(top, 64)[1] <= eps):
+        only = sum((pv for y, pv in p.items() if not q.get(y, 0)), Fraction(0))
+        return lambda prec: (only, only)
 
     def enclose(prec: int) -> tuple[Fraction, Fraction]:
-        e_lo, e_hi = exp_bracket(eps, prec)
+        e_lo, e_hi = exp_enclosure(eps, prec)
         lo = sum((max(Fraction(0), pv - e_hi * q.get(y, 0)) for y, pv in p.items()), Fraction(0))
         hi = sum((max(Fraction(0), pv - e_lo * q.get(y, 0)) for y, pv in p.items()), Fraction(0))
         return lo, hi

@@ -15,6 +15,7 @@ runs on every joint outcome, so E[estimate] and E[(estimate − truth)²] are ex
 from __future__ import annotations
 
 import itertools
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -117,9 +118,14 @@ def _claim_outcome(name: str, claimed: list[Fraction], exact: list[Fraction], ap
         ok = claimed == exact
         how = "exactly"
     worst = max((abs(c - v) for c, v in zip(claimed, exact, strict=True)), default=Fraction(0))
-    message = (f"claimed {name} == exact {name} {how}" if ok else
-               f"{name} claim wrong: off by up to {float(worst):.6g} (claimed {[float(c) for c in claimed]}, "
-               f"exact {[float(v) for v in exact]})")
+    message = f"claimed {name} == exact {name} {how}"
+    if not ok:
+        from vetdp.engine.clauses import apart
+
+        j = max(range(len(exact)), key=lambda i: abs(claimed[i] - exact[i]))
+        c_text, e_text = apart(claimed[j], exact[j])
+        message = (f"{name} claim wrong: off by up to {float(worst):.6g} (claimed {[float(c) for c in claimed]}, "
+                   f"exact {[float(v) for v in exact]}; coordinate {j}: claimed {c_text}, exact {e_text})")
     return ok, message, {"claimed": [str(c) for c in claimed], "exact": [str(v) for v in exact]}, False
 
 
@@ -139,6 +145,12 @@ def _evaluate(spec: EstimatorSpec, params: dict, cfg: RunConfig, estimator, clai
                "bias": [str(b) for b in bias]}
     size = max((abs(b) for b in bias), default=Fraction(0))
     biased = f"biased: E[estimate] − truth = {[float(b) for b in bias]} (largest |bias| {float(size):.6g})"
+    if size:
+        from vetdp.engine.clauses import apart
+
+        j = max(range(len(bias)), key=lambda i: abs(bias[i]))
+        m_text, t_text = apart(mean[j], truth[j])
+        biased += f"; coordinate {j}: E[estimate] = {mean[j]} (≈{m_text}), truth {truth[j]} (≈{t_text})"
     if not floats:
         out["estimator.unbiased"] = (size == 0, "E[estimate] == truth exactly" if size == 0 else biased, witness, False)
         out["estimator.unbiased_float"] = (True, "the estimator computes exactly", None, True)
@@ -166,7 +178,9 @@ def _evaluate(spec: EstimatorSpec, params: dict, cfg: RunConfig, estimator, clai
     return out
 
 
-def _check_bad(spec: EstimatorSpec, estimator: Callable) -> Iterator[CheckResult]:
+def _check_bad(spec: EstimatorSpec, estimator: Callable, cfg: RunConfig) -> Iterator[CheckResult]:
+    """One row per bad input; a failing row's reproduction is a verify run on the first pinned example (every
+    verify of the spec runs these rows)."""
     for case_id, call, error, names in spec.bad:
         t0 = time.perf_counter()
         try:
@@ -181,7 +195,9 @@ def _check_bad(spec: EstimatorSpec, estimator: Callable) -> Iterator[CheckResult
                 status, msg = Status.PASS, f"rejected: {type(e).__name__}: {e}"
         else:
             status, msg = Status.FAIL, "accepted input the spec rejects"
-        yield CheckResult(spec.name, f"precondition[{case_id}]", status, message=msg, seconds=time.perf_counter() - t0)
+        yield CheckResult(spec.name, f"precondition[{case_id}]", status, message=msg, seconds=time.perf_counter() - t0,
+                          repro=None if status is Status.PASS or not spec.examples else _repro(spec, cfg,
+                                                                                              spec.examples[0]))
 
 
 def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, estimator=None,
@@ -202,7 +218,7 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
     if not callable(estimator):
         yield CheckResult(spec.name, "construct", Status.FAIL, message=f"the estimator {estimator!r} is not callable")
         return
-    yield from _check_bad(spec, estimator)
+    yield from _check_bad(spec, estimator, cfg)
     t0 = time.perf_counter()
     cache: dict[str, dict] = {}
     originals: dict[str, dict] = {}
@@ -261,7 +277,10 @@ def check_estimator_spec(spec: EstimatorSpec, cfg: RunConfig | None = None, esti
 
 
 def _repro(spec: EstimatorSpec, cfg: RunConfig, params: dict) -> str:
-    """A command that re-runs this clause on ``params`` against the code under test (not ours)."""
+    """A command that re-runs this clause on ``params`` against the code under test (not ours), in the same
+    project."""
+    from vetdp.project import project_option
+
     target = cfg.impl_ref or spec.impl_ref
     target = target if target.startswith("--") else f"--impl {target}"
-    return f"vetdp verify {spec.name} {target} --params '{params_json(params)}'"
+    return f"vetdp{project_option()} verify {spec.name} {target} --params {shlex.quote(params_json(params))}"

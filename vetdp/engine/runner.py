@@ -5,7 +5,7 @@ input of the spec's finite domain; the clauses are:
 
 * ``precondition[<id>]`` — each bad parameter set is rejected with the right error;
 * ``privacy.sound`` — map(d_in) >= the exact worst-case loss (decided, never tolerated);
-* ``privacy.tight`` — map(d_in) exceeds the exact loss by at most 2**-30 relative;
+* ``privacy.tight`` — map(d_in) <= the exact loss·(1 + 2**-30) + 2**-40 (relative; 2**-40 absolute near 0);
 * ``errors.data_independent`` — every in-domain input raises the same errors, equally often;
 * ``domain.rejects_outside`` — out-of-domain inputs raise before any randomness is drawn;
 * ``randomness.through_primitives`` — the function is deterministic given its choices;
@@ -50,6 +50,7 @@ import json
 import math
 import os
 import random
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -104,7 +105,7 @@ from vetdp.engine.enumerate import (
 )
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
-from vetdp.engine.spec import MeasurementSpec
+from vetdp.engine.spec import BadParams, MeasurementSpec
 from vetdp.engine.structure import (
     NotStructured,
     discover_product_structure,
@@ -861,7 +862,9 @@ def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterato
     for i, case in enumerate(spec.bad):
         progress.step("preconditions", i + 1, len(spec.bad), case.id)
         t0 = time.perf_counter()
-        repro = _repro(spec, cfg, case.params, f"precondition[{case.id}]")
+        # vetdp check's own constructor refuses --params outside its preconditions: its rows rerun on the example
+        shown = case.params if cfg.impl_ref or not spec.examples else spec.examples[0]
+        repro = _repro(spec, cfg, shown, f"precondition[{case.id}]")
         built: list = []
         try:
             with deadline(cfg.time_limit):
@@ -878,7 +881,9 @@ def _check_bad(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig) -> Iterato
             else:
                 status, msg = Status.PASS, f"rejected: {type(e).__name__}: {e}"
         else:
-            status, msg = Status.FAIL, "accepted parameters the spec rejects"
+            expected = case.error if isinstance(case.error, tuple) else (case.error,)
+            status, msg = Status.FAIL, (f"accepted parameters the spec rejects with "
+                                        f"{'/'.join(t.__name__ for t in expected)}: {params_json(case.params)}")
         yield CheckResult(spec.name, f"precondition[{case.id}]", status, subject=params_json(case.params),
                           message=msg, repro=None if status is Status.PASS else repro,
                           seconds=time.perf_counter() - t0)
@@ -957,13 +962,50 @@ def _status(f: Finding) -> Status:
 
 def _repro(spec: MeasurementSpec, cfg: RunConfig, params: dict, clause: str | None = None,
            finding: Finding | None = None) -> str:
+    """The ``vetdp verify`` command that re-runs ``clause`` on ``params`` (in the same project, with the same seed,
+    audit samples and rules: ``--strict`` for those of ``vetdp check``), then the reproduction in the library's own
+    terms when ``cfg.reproduce`` gives one.
+    Parameters JSON cannot carry (an object) are replaced by the spec's first pinned example: precondition rows
+    run on every verify."""
+    from vetdp.project import project_option
+
     target = cfg.impl_ref or spec.impl_ref
     target = target if target.startswith("--") else f"--impl {target}"  # or "--adapter REF" from verify
-    command = f"vetdp verify {spec.name} {target} --params '{params_json(params)}'"
+    shown = params if _json_native(params) or not spec.examples else spec.examples[0]
+    command = f"vetdp{project_option()} verify {spec.name} {target} --params {shlex.quote(params_json(shown))}"
     if cfg.seed:
         command += f" --seed {cfg.seed}"
+    if cfg.audit_samples != RunConfig.audit_samples:
+        command += f" --samples {cfg.audit_samples}"
+    if cfg.loose_map is Status.FAIL or cfg.strict_messages or not (cfg.fallback_opaque or cfg.opaque):
+        command += " --strict"  # the rules of `vetdp check` (loose maps fail, messages name, own randomness fails)
     extra = cfg.reproduce(spec.name, clause or "", params, finding) if cfg.reproduce is not None else ""
     return f"{command}\n{extra}" if extra else command
+
+
+def _json_native(x: Any) -> bool:
+    """Whether JSON (with NaN and Infinity) carries ``x`` unchanged: dicts, lists, str, int, float, bool, None."""
+    if isinstance(x, dict):
+        return all(isinstance(k, str) and _json_native(v) for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return all(_json_native(v) for v in x)
+    return x is None or isinstance(x, (str, int, float, bool))
+
+
+def _check_outside(spec: MeasurementSpec, ctor: Callable, cfg: RunConfig, params: dict,
+                   why: str) -> Iterator[CheckResult]:
+    """``verify --params`` outside the spec's preconditions: the parameters are a precondition row of their own
+    (``precondition[<id>]`` of the bad row they equal, already checked, else ``precondition[params]``), with the
+    exact truth where the code accepts them (``privacy.sound[<id>]``); no parameter set inside is checked."""
+    same = [b for b in spec.bad if params_json(b.params) == params_json(params)]
+    if not same:
+        case = BadParams("params", params, (ValueError, TypeError))
+        yield from _check_bad(dataclasses.replace(spec, bad=(case,)), ctor, cfg)
+    row = same[0].id if same else "params"
+    yield CheckResult(spec.name, "search.coverage", Status.PASS, subject="0 parameter sets",
+                      message=f"the --params given lie outside the spec's preconditions ({why}): checked as "
+                      f"precondition[{row}] (and privacy.sound[{row}] where the code accepts them); no parameter set "
+                      "inside them was checked")
 
 
 # ------------------------------------------------------------------ search over parameters
@@ -1076,7 +1118,8 @@ def _evaluate_task(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig,
 
 
 def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, cfg: RunConfig | None = None,
-                           only_params: dict | None = None, runner: Any = None) -> Iterator[CheckResult]:
+                           only_params: dict | None = None, runner: Any = None,
+                           outside: tuple[dict, str] | None = None) -> Iterator[CheckResult]:
     """Yield a CheckResult per precondition row, per postcondition clause, and the search's coverage.
 
     Every parameter set is evaluated in isolation: a crash or a ``sys.exit`` in the code under test becomes a
@@ -1084,6 +1127,8 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     stops there (search.coverage is then stopped too, so that the run exits 2). ``runner`` (a
     :class:`vetdp.distributed.TaskRunner`) evaluates the parameter sets where it runs its tasks, e.g. on a Dask
     cluster; the stop rules are then applied to the results in the same order, so the report is the serial one.
+    ``outside`` = (params, why): parameters outside the spec's preconditions (``why``), checked as a precondition
+    row instead of a parameter set (:func:`_check_outside`).
     """
     cfg = cfg or RunConfig()
     ctor = ctor if ctor is not None else (spec.load_constructor() if cfg.build is None else None)
@@ -1092,6 +1137,9 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
         yield broken
         return
     yield from _check_bad(spec, ctor, cfg)
+    if outside is not None:
+        yield from _check_outside(spec, ctor, cfg, *outside)
+        return
     t0 = time.perf_counter()
     cache: dict[str, dict[str, Finding]] = {}
     originals: dict[str, dict] = {}
@@ -1221,11 +1269,14 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                                        if "not observable" in part})
                 if unobservable:
                     msg += f"; {unobservable[0]}"
+                if worst is not None:  # the values the row shows: which parameter set, which comparison
+                    where = next(originals[k] for k, fs in cache.items() if fs.get(clause) is worst)
+                    msg += f"; least slack on {params_json(where)}: {worst.message}"
                 # hashing mechanisms: the argument why what was examined covers every public value and input
                 # (vetdp.engine.public_clauses), from the worst set when it carries one
                 for marker in _COVERAGE_ARGUMENTS:
                     argued = [f for f in ([worst] if worst is not None else []) + applicable if marker in f.message]
-                    if argued:
+                    if argued and marker not in msg:
                         msg += f"; {argued[0].message[argued[0].message.index(marker):]}"
                         break
             if universal is not None and status is Status.PASS and clause in universal.clauses:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -31,6 +31,9 @@ __all__ = [
     "BadParams",
     "Universal",
     "exact_value",
+    "OutsidePreconditions",
+    "SpecFunctionError",
+    "checked_spec",
     "MeasurementSpec",
     "EstimatorSpec",
     "discover_specs",
@@ -108,7 +111,7 @@ class MeasurementSpec:
     inputs: Callable[[Params], list]  # a finite set of in-domain inputs
     outside: Callable[[Params], list]  # inputs outside the domain, which must be rejected before randomness
     d_in: int = 1
-    tight: bool = True  # the map must be within 2**-30 (relative) of the exact loss
+    tight: bool = True  # map(d_in) <= the exact loss·(1 + 2**-30) + 2**-40 (privacy.tight)
     constant_time_param: str | None = None  # a bool parameter promising input-independent byte use
     describe: str = ""
     # the neighbouring (x, x') pairs among the (frozen) inputs; None: every ordered pair of distinct inputs
@@ -227,6 +230,78 @@ def _load_ref(ref: str, field: str) -> Callable:
         raise AttributeError(f"{field}={ref!r}: module {module!r} has no attribute {attr!r}") from None
 
 
+class SpecFunctionError(TypeError):
+    """A spec's own function returned a value of the wrong type; the message names the spec, the function and the
+    type it must return (the spec is wrong, not the code it checks)."""
+
+
+_RETURNS = {  # field -> (what it must return, a test of the value)
+    # probabilities: numbers, or symbolic ones (an exploration with symbolic parameters); never None, text, NaN
+    "law": ("a dict {output: probability}", lambda v: isinstance(v, Mapping) and not any(
+        p is None or isinstance(p, (str, bytes, bool)) or (isinstance(p, float) and not math.isfinite(p))
+        for p in v.values())),
+    "inputs": ("a list of inputs", lambda v: isinstance(v, (list, tuple))),
+    "outside": ("a list of inputs", lambda v: isinstance(v, (list, tuple))),
+    "neighbours": ("a list of (x, x') pairs", lambda v: isinstance(v, (list, tuple)) and all(
+        isinstance(pair, tuple) and len(pair) == 2 for pair in v)),
+    "distance": ("an int >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+    "edges": ("a list of str", lambda v: isinstance(v, (list, tuple)) and all(isinstance(e, str) for e in v)),
+    "outside_kind": ("a (kind, why) pair of str", lambda v: isinstance(v, tuple) and len(v) == 2 and all(
+        isinstance(e, str) for e in v)),
+    "rdp_curve": ("a function α -> float", callable),
+    "delta_curve": ("a function ε -> float", callable),
+    "truth": ("a list of numbers", lambda v: isinstance(v, (list, tuple)) and all(
+        isinstance(e, (int, float, Fraction)) and not isinstance(e, bool) for e in v)),
+    "claims": ("a dict {claim name: value}", lambda v: isinstance(v, Mapping)),
+}
+_CURVE_POINTS = {"rdp_curve": "ε̂(α)", "delta_curve": "δ̂(ε)"}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Checked:
+    """A spec function whose result is checked (:data:`_RETURNS`); a curve's points are checked to be floats."""
+
+    fn: Callable
+    spec: str
+    field: str
+
+    def __call__(self, *args: Any) -> Any:
+        value = self.fn(*args)
+        expected, ok = _RETURNS[self.field]
+        if not ok(value):
+            raise SpecFunctionError(f"spec {self.spec!r}: its {self.field}() returned {value!r:.200} "
+                                    f"({type(value).__name__}); it must return {expected}")
+        if self.field in _CURVE_POINTS:
+            return _CheckedPoint(value, self.spec, self.field)
+        return value
+
+
+@dataclasses.dataclass(frozen=True)
+class _CheckedPoint:
+    fn: Callable
+    spec: str
+    field: str
+
+    def __call__(self, x: float) -> float:
+        value = self.fn(x)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise SpecFunctionError(f"spec {self.spec!r}: the curve its {self.field}() returns gave "
+                                    f"{_CURVE_POINTS[self.field]} = {value!r} ({type(value).__name__}) at {x!r}; it "
+                                    "must be a float")
+        return value
+
+
+def checked_spec(spec: MeasurementSpec | EstimatorSpec) -> MeasurementSpec | EstimatorSpec:
+    """``spec`` with each of its functions checked to return the type it must (:class:`SpecFunctionError` naming
+    the spec, the function and the type, instead of an AttributeError deep in the engine)."""
+    fields = {f.name for f in dataclasses.fields(spec)}
+    changes = {name: _Checked(getattr(spec, name), spec.name, name) for name in _RETURNS
+               if name in fields and getattr(spec, name) is not None and not isinstance(getattr(spec, name), _Checked)}
+    if isinstance(spec, EstimatorSpec):
+        changes["mechanism"] = checked_spec(spec.mechanism)
+    return dataclasses.replace(spec, **changes)
+
+
 def spec_modules(project: Any = None) -> list[str]:
     """The spec modules of ``project`` (default: the active project, :func:`vetdp.project.active_project`): the
     ``[tool.vetdp] specs`` entries, packages expanded to their public submodules; without a table, every module of
@@ -238,8 +313,9 @@ def spec_modules(project: Any = None) -> list[str]:
 
 
 def discover_specs(project: Any = None) -> list[MeasurementSpec | EstimatorSpec]:
-    """Every spec in every spec module of ``project`` (default: the active project), in module order; a module
-    without ``SPECS`` or two specs with one name is a :class:`vetdp.project.ProjectError`."""
+    """Every spec in every spec module of ``project`` (default: the active project), in module order, its functions
+    checked to return the types they must (:func:`checked_spec`); a module without ``SPECS`` or two specs with one
+    name is a :class:`vetdp.project.ProjectError`."""
     from vetdp import fence
     from vetdp.project import ProjectError, active_project
 
@@ -265,7 +341,7 @@ def discover_specs(project: Any = None) -> list[MeasurementSpec | EstimatorSpec]
             if spec.name in where:
                 raise ProjectError(f"spec name {spec.name!r} is defined twice: in {where[spec.name]} and {name}")
             where[spec.name] = name
-            found.append(spec)
+            found.append(checked_spec(spec))
     return found
 
 
@@ -389,12 +465,18 @@ def check_size(spec: MeasurementSpec, params: Params) -> None:
                          f"{name}")
 
 
+class OutsidePreconditions(ValueError):
+    """Parameters of the right shape that the spec's preconditions reject (a value out of range, NaN, ...): an
+    error for our own constructor, but for code under test (``verify --impl``) a precondition to check."""
+
+
 def validate_params(spec: MeasurementSpec, params: Any) -> Params:
     """``params`` checked against the spec; raises ValueError/TypeError naming the key and what is allowed.
 
     Keys must be among those of the spec's pinned examples and include the ones every example
     has; values must be finite; and the spec's own constructor must accept them (its
-    preconditions are the spec's). Lists stay lists: each spec's ``build`` takes JSON-shaped values.
+    preconditions are the spec's). Lists stay lists: each spec's ``build`` takes JSON-shaped values. A value the
+    preconditions reject (non-finite, or refused by the constructor) raises :class:`OutsidePreconditions`.
     """
     if not isinstance(params, dict):
         raise TypeError(f"params={params!r:.200} must be a JSON object of {spec.name}'s parameters")
@@ -408,10 +490,10 @@ def validate_params(spec: MeasurementSpec, params: Any) -> Params:
         raise ValueError(f"params lacks {missing} for {spec.name}; required: {sorted(required)}")
     bad = _non_finite(params, "")
     if bad is not None:
-        raise ValueError(f"params: {bad} must be finite")
+        raise OutsidePreconditions(f"params: {bad} must be finite")
     check_size(spec, params)
     try:
         spec.build(spec.load_constructor(), params)
     except (ValueError, TypeError, KeyError) as e:
-        raise ValueError(f"params rejected by {spec.name}'s preconditions: {e}") from None
+        raise OutsidePreconditions(f"params rejected by {spec.name}'s preconditions: {e}") from None
     return params

@@ -513,7 +513,7 @@ def joint_terms(p: dict[Any, Fraction], q: dict[Any, Fraction]) -> PairTerms:
 def _ratio_power(alpha: Fraction, prec: int) -> Callable[[Fraction], tuple[Fraction, Fraction]]:
     """ratio -> rationals enclosing ratio^(α−1): exact for an integer α, else by directed rounding at ``prec`` bits
     (:func:`vetdp.arith.rounding.ln_bracket`, ``exp_bracket``); remembered per ratio, which pairs share."""
-    from vetdp.arith.rounding import exp_bracket, ln_bracket
+    from vetdp.arith.rounding import exp_enclosure, ln_bracket
 
     u = alpha - 1
     known: dict[Fraction, tuple[Fraction, Fraction]] = {}
@@ -525,7 +525,7 @@ def _ratio_power(alpha: Fraction, prec: int) -> Callable[[Fraction], tuple[Fract
                 known[ratio] = (exact, exact)
             else:
                 l_lo, l_hi = ln_bracket(ratio, prec)
-                known[ratio] = (exp_bracket(u * l_lo, prec)[0], exp_bracket(u * l_hi, prec)[1])
+                known[ratio] = (exp_enclosure(u * l_lo, prec)[0], exp_enclosure(u * l_hi, prec)[1])
         return known[ratio]
 
     return power
@@ -792,15 +792,13 @@ def worst_delta(structure: ProductStructure, domain: BitVectorDomain, epsilon: f
 
     Exact PLDs of the dominating pair classes (:func:`pair_classes`), e^ε enclosed by directed rounding
     (δ decreases in e^ε). For :func:`vetdp.engine.divergence.compare_claim` with a claimed δ."""
-    from vetdp.arith.rounding import exp_bracket
 
     _check_epsilon(epsilon)
     plds = [privacy_loss_distribution(structure, x, x2) for x, x2 in pair_classes(structure, domain, max_classes)]
     eps = Fraction(epsilon)
 
     def enclose(prec: int) -> tuple[Fraction, Fraction]:
-        e_lo, e_hi = exp_bracket(eps, prec) if eps else (Fraction(1), Fraction(1))
-        return (max(delta_at_ratio(p, e_hi) for p in plds), max(delta_at_ratio(p, e_lo) for p in plds))
+        return _delta_enclosure(plds, eps, prec)
 
     return enclose
 
@@ -812,15 +810,33 @@ def worst_delta_of_laws(dists: dict[Any, dict[Any, Fraction]] | None, epsilon: f
     """An enclosure prec -> (lo, hi) of the worst δ(ε) = Σ_y max(0, P_x(y) − e^ε P_x'(y)) over ``pairs`` of
     enumerated laws (None: every ordered pair of distinct inputs), as :func:`worst_delta` for a product;
     ``terms`` as for :func:`renyi_worst_of_laws`."""
-    from vetdp.arith.rounding import exp_bracket
 
     _check_epsilon(epsilon)
     plds = [pld_of_terms(group) for group, _, _ in (terms if terms is not None else pair_terms(dists or {}, pairs))]
     eps = Fraction(epsilon)
 
     def enclose(prec: int) -> tuple[Fraction, Fraction]:
-        e_lo, e_hi = exp_bracket(eps, prec) if eps else (Fraction(1), Fraction(1))
-        return (max((delta_at_ratio(p, e_hi) for p in plds), default=Fraction(0)),
-                max((delta_at_ratio(p, e_lo) for p in plds), default=Fraction(0)))
+        return _delta_enclosure(plds, eps, prec)
 
     return enclose
+
+
+def _delta_enclosure(plds: list, eps: Fraction, prec: int) -> tuple[Fraction, Fraction]:
+    """(lo, hi) enclosing the largest δ(ε) over ``plds``, δ decreasing in e^ε. e^ε is enclosed for every ε
+    (:func:`vetdp.arith.rounding.exp_enclosure`); an ε above the log of every finite ratio leaves the mass of the
+    infinite ones alone, exactly (so an ε of thousands never needs e^ε)."""
+    from vetdp.arith.rounding import exp_enclosure, ln_bracket
+
+    if not plds:
+        return Fraction(0), Fraction(0)
+    top = max((r for p in plds for r in p if r is not None), default=None)
+    if eps == 0:
+        e_lo = e_hi = Fraction(1)
+    elif top is None or top <= 1 or ln_bracket(top, 64)[1] <= eps:  # no finite ratio exceeds e^ε
+        e_lo = e_hi = None
+    else:
+        e_lo, e_hi = exp_enclosure(eps, prec)
+    if e_lo is None:
+        mass = max(sum((pr for r, pr in p.items() if r is None), Fraction(0)) for p in plds)
+        return mass, mass
+    return max(delta_at_ratio(p, e_hi) for p in plds), max(delta_at_ratio(p, e_lo) for p in plds)

@@ -6,6 +6,10 @@
   categorical RR: questions with a categorical event are unsupported here.
 - ``Composition(PureDP_Mechanism)``: ``PureDP_Mechanism(eps=a)`` per coordinate (any t;
   sound for every ε-DP mechanism, not tight).
+
+Each answer is judged against the exact truth of what autodp was handed: binary RR keeping the
+truth with the float p exactly (p = fl(e^a/(1 + e^a)) is not e^a/(1 + e^a), so autodp accounts a
+log-ratio a few ulps of p away from a), resp. binary RR of the float a (the worst a-DP pair).
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ import importlib.metadata
 import warnings
 from collections.abc import Sequence
 
-from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent, reuse_last
+from vetdp.accounting.accountants.protocol import (
+    AccountantSuite,
+    FunctionEntryPoint,
+    RREvent,
+    given_keep_probability,
+    given_pure_epsilon,
+    reuse_last,
+)
 
 __all__ = ["autodp_suite"]
 
@@ -34,7 +45,7 @@ def _pure_mech(e: RREvent):
     return PureDP_Mechanism(eps=e.step_epsilon)
 
 
-def _entry(name: str, mech, mech_src, supports=None) -> FunctionEntryPoint:
+def _entry(name: str, mech, mech_src, given, supports=None) -> FunctionEntryPoint:
     @reuse_last  # one composition answers both directions (its queries do not change it)
     def build(events: Sequence[RREvent]):
         from autodp.transformer_zoo import Composition
@@ -56,7 +67,7 @@ def _entry(name: str, mech, mech_src, supports=None) -> FunctionEntryPoint:
         call = f"get_approxDP({target!r})" if direction == "epsilon" else f"get_approx_delta({target!r})"
         return _HEAD + f"print(Composition()([{mechs}], {[e.steps for e in events]!r}).{call})"
 
-    return FunctionEntryPoint(name, eps, dlt, supports, repro)
+    return FunctionEntryPoint(name, eps, dlt, supports, repro, given)
 
 
 def _binary_only(events, direction):
@@ -70,6 +81,8 @@ def autodp_suite() -> AccountantSuite:
 
     return AccountantSuite("autodp", importlib.metadata.version("autodp"), [
         _entry("Composition(RandresponseMechanism)", _rr_mech,
-               lambda e: f"RandresponseMechanism(p={e.keep_probability!r})", _binary_only),
-        _entry("Composition(PureDP_Mechanism)", _pure_mech, lambda e: f"PureDP_Mechanism(eps={e.step_epsilon!r})"),
+               lambda e: f"RandresponseMechanism(p={e.keep_probability!r})",
+               lambda e: given_keep_probability(e, e.keep_probability), _binary_only),
+        _entry("Composition(PureDP_Mechanism)", _pure_mech, lambda e: f"PureDP_Mechanism(eps={e.step_epsilon!r})",
+               lambda e: given_pure_epsilon(e, e.step_epsilon)),
     ])

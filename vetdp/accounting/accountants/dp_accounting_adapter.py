@@ -2,7 +2,9 @@
 
 Every event becomes ``RandomizedResponseDpEvent(noise_parameter, num_buckets)`` for one
 coordinate (RAPPOR: 2k of them per run), with the REPLACE_ONE relation and the default
-value discretisation interval 1e-4 (pessimistic). The entry points:
+value discretisation interval 1e-4 (pessimistic). Answers are judged against the exact truth of the float
+noise parameter the library received (ratio t/ν − (t − 1) exactly), not of the ε it was computed from. The
+entry points:
 
 - ``PLDAccountant.compose(event, count)``
 - ``PLDAccountant.compose(SelfComposedDpEvent)``
@@ -18,7 +20,13 @@ import importlib.metadata
 import warnings
 from collections.abc import Sequence
 
-from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent, reuse_last
+from vetdp.accounting.accountants.protocol import (
+    AccountantSuite,
+    FunctionEntryPoint,
+    RREvent,
+    given_noise_parameter,
+    reuse_last,
+)
 
 __all__ = ["dp_accounting_suite", "INTERVAL", "LOOP_LIMIT"]
 
@@ -28,6 +36,11 @@ LOOP_LIMIT = 1000
 _HEAD = ("import dp_accounting as dpa\nfrom dp_accounting.pld import pld_privacy_accountant as pa\n"
          "from dp_accounting.pld import privacy_loss_distribution as pld\n"
          "from dp_accounting.rdp import rdp_privacy_accountant as ra\n")
+
+
+def _given(e: RREvent):
+    """What the library is handed for ``e``: the float noise parameter, taken exactly."""
+    return given_noise_parameter(e, e.noise_parameter)
 
 
 def _ev_src(e: RREvent) -> str:
@@ -75,7 +88,7 @@ def _entry(name: str, build, src_lines, supports=None) -> FunctionEntryPoint:
     def repro(events: Sequence[RREvent], direction: str, target: float) -> str:
         return _HEAD + src_lines(events) + _query_src(direction, target)
 
-    return FunctionEntryPoint(name, eps, dlt, supports, repro)
+    return FunctionEntryPoint(name, eps, dlt, supports, repro, _given)
 
 
 # ---------------------------------------------------------------- PLDAccountant

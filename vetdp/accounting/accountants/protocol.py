@@ -13,7 +13,13 @@ An **entry point** is any object with
 - optionally ``supports(events, direction) -> str | None`` -- a reason when the question
   cannot be expressed (the question is then listed as unsupported, not asked);
 - optionally ``repro(events, direction, target) -> str`` -- Python source that reproduces
-  the answer with the library alone.
+  the answer with the library alone;
+- optionally ``given(event) -> (RRFamily, count)`` -- the mechanism the library was actually
+  handed for ``event``: the floats it received, taken exactly (:func:`given_keep_probability`,
+  :func:`given_noise_parameter`, :func:`given_pure_epsilon`). An adapter that turns ε into a
+  probability rounds it; the battery judges the answer against the exact truth of what was
+  handed, so the adapter's rounding is never blamed on the library. Without it the event's ε
+  is what the library received (:func:`given_as_asked`).
 
 A **suite** groups the entry points of one library: ``library``, ``version`` and
 ``entry_points`` (a list of entry points). ``vetdp vet accountant MODULE:ATTR`` accepts an
@@ -26,13 +32,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
 from vetdp.accounting.curves import RRFamily, randomized_response_curve, rappor_curve
 from vetdp.core.validation import check_float, check_int, check_interval
 
 __all__ = ["RREvent", "Accountant", "AccountantSuite", "FunctionEntryPoint", "KINDS", "describe_events",
-           "reuse_last"]
+           "reuse_last", "given_as_asked", "given_keep_probability", "given_noise_parameter", "given_pure_epsilon"]
 
 KINDS = ("rr", "categorical_rr", "rappor", "k_rappor")
 
@@ -152,6 +159,7 @@ class FunctionEntryPoint:
     delta_fn: Callable[[Sequence[RREvent], float], float] | None = None
     supports_fn: Callable[[Sequence[RREvent], str], str | None] | None = None
     repro_fn: Callable[[Sequence[RREvent], str, float], str] | None = None
+    given_fn: Callable[[RREvent], tuple[RRFamily, int]] | None = None
 
     def __getattr__(self, item: str) -> Any:  # expose epsilon/delta only when the function exists
         if item == "epsilon" and self.epsilon_fn is not None:
@@ -165,6 +173,43 @@ class FunctionEntryPoint:
 
     def repro(self, events: Sequence[RREvent], direction: str, target: float) -> str:
         return self.repro_fn(events, direction, target) if self.repro_fn else ""
+
+    def given(self, event: RREvent) -> tuple[RRFamily, int]:
+        return self.given_fn(event) if self.given_fn else given_as_asked(event)
+
+
+# ---------------------------------------------------------------- what a library was handed, exactly
+
+def given_as_asked(event: RREvent) -> tuple[RRFamily, int]:
+    """(family, count) of ``event`` itself: its float ε taken exactly (what an accountant taking ε receives)."""
+    return event.family(), event.count
+
+
+def given_keep_probability(event: RREvent, p: float) -> tuple[RRFamily, int]:
+    """``event.steps`` binary randomized responses that keep the truth with the float ``p`` exactly (ratio
+    p/(1 − p)): what a library handed p per coordinate accounts. ValueError unless p in [1/2, 1)."""
+    if event.buckets != 2:
+        raise ValueError(f"event={event.describe()} is not binary; a keep probability describes binary RR here")
+    family = randomized_response_curve(prob=p, categories=2)
+    return dataclasses.replace(family, name=f"binary RR keeping p={p!r}"), event.steps
+
+
+def given_noise_parameter(event: RREvent, nu: float) -> tuple[RRFamily, int]:
+    """``event.steps`` t-ary randomized responses that answer uniformly with the float probability ``nu`` exactly
+    (keep 1 − ν + ν/t, each other value ν/t: ratio t/ν − (t − 1)), dp_accounting's RandomizedResponseDpEvent.
+    ValueError unless ν in (0, 1]."""
+    v = check_float("noise_parameter", nu)
+    check_interval("noise_parameter", v, 0, 1, lo_closed=False, hi_closed=True)
+    t = event.buckets
+    return RRFamily(t, 1, ratio=t / Fraction(v) - (t - 1), name=f"{t}-ary RR with noise ν={v!r}"), event.steps
+
+
+def given_pure_epsilon(event: RREvent, a: float) -> tuple[RRFamily, int]:
+    """``event.steps`` ε-DP mechanisms of the float ε = ``a`` exactly: what an accountant of pure DP must bound,
+    whose worst case is binary randomized response with log-ratio a (it dominates every a-DP pair)."""
+    v = check_float("epsilon", a)
+    check_interval("epsilon", v, 0, None, lo_closed=False, hi_closed=False)
+    return RRFamily(2, 1, epsilon=Fraction(v), name=f"binary RR of log-ratio {v!r}"), event.steps
 
 
 def reuse_last(build: Callable[[Sequence[RREvent]], Any]) -> Callable[[Sequence[RREvent]], Any]:

@@ -15,7 +15,7 @@ import importlib.metadata
 import warnings
 from collections.abc import Sequence
 
-from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent
+from vetdp.accounting.accountants.protocol import AccountantSuite, FunctionEntryPoint, RREvent, given_pure_epsilon
 
 __all__ = ["prv_suite", "EPS_ERROR", "STEP_LIMIT"]
 
@@ -67,5 +67,6 @@ def prv_suite() -> AccountantSuite:
     import prv_accountant  # noqa: F401
 
     return AccountantSuite("prv_accountant", importlib.metadata.version("prv-accountant"), [
-        FunctionEntryPoint("PRVAccountant(PureDPMechanism).upper", _eps, _delta, _supports, _repro),
+        FunctionEntryPoint("PRVAccountant(PureDPMechanism).upper", _eps, _delta, _supports, _repro,
+                           lambda e: given_pure_epsilon(e, e.step_epsilon)),
     ])

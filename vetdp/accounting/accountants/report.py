@@ -4,8 +4,9 @@ All three format the same row values; none computes anything. JSON shape (schema
 
     {"schema_version", "library", "version", "command",
      "rows": [{"question": {...}, "entry_point", "direction", "answer", "exact_lower", "exact_upper",
-               "status", "ratio", "message", "repro", "seconds"}],
-     "summary": {"violation", "loose", "ok", "error"}, "unsupported": {entry point: {"count", "reason"}},
+               "given", "given_lower", "given_upper", "status", "ratio", "message", "repro", "shortfall", "seconds"}],
+     "summary": {"violation", "translation", "loose", "ok", "error"},
+     "unsupported": {entry point: {"count", "reason"}},
      "seconds", "exact_seconds"}
 
 A non-finite answer or ratio is ``null`` (the message says which).
@@ -31,8 +32,8 @@ def per_entry_point(result: Any) -> dict[str, dict[str, Any]]:
     """entry point -> counts per status, the worst (lowest) and the largest ratio, seconds."""
     out: dict[str, dict[str, Any]] = {}
     for r in result.rows:
-        d = out.setdefault(r.entry_point, {"violation": 0, "loose": 0, "ok": 0, "error": 0, "min_ratio": None,
-                                           "max_ratio": None, "seconds": 0.0})
+        d = out.setdefault(r.entry_point, {"violation": 0, "translation": 0, "loose": 0, "ok": 0, "error": 0,
+                                           "min_ratio": None, "max_ratio": None, "seconds": 0.0})
         d[r.status] += 1
         d["seconds"] += r.seconds
         if r.ratio is not None and r.ratio == r.ratio and r.ratio != float("inf"):
@@ -51,14 +52,17 @@ def _case_names(rows: list) -> list[str]:
 
 
 def _bracket(r: Any) -> str:
-    if r.direction == "epsilon":
-        return f"exact ε in ({r.exact_lower!r}, {r.exact_upper!r}]"
-    return f"exact δ in [{r.exact_lower!r}, {r.exact_upper!r}]"
+    lo = "(" if r.direction == "epsilon" else "["
+    name = "ε" if r.direction == "epsilon" else "δ"
+    text = f"exact {name} in {lo}{r.exact_lower!r}, {r.exact_upper!r}]"
+    if r.given is not None:
+        text += f"; for what the library was handed ({r.given}): {lo}{r.given_lower!r}, {r.given_upper!r}]"
+    return text
 
 
 def to_junit(result: Any, title: str) -> str:
     """One testsuite per entry point, one testcase per question; a violation is a failure, a library error an
-    error; loose and ok rows pass (a loose one says its ratio in system-out)."""
+    error; translation, loose and ok rows pass (a translation or loose one says why in system-out)."""
     root = ET.Element("testsuites", name=title)
     by_ep: dict[str, list] = {}
     for r in result.rows:
@@ -76,8 +80,8 @@ def to_junit(result: Any, title: str) -> str:
                 ET.SubElement(case, "failure", message=r.message, type="violation").text = body
             elif r.status == "error":
                 ET.SubElement(case, "error", message=r.message).text = body
-            elif r.status == "loose":
-                ET.SubElement(case, "system-out").text = f"loose: {r.message}"
+            elif r.status in ("loose", "translation"):
+                ET.SubElement(case, "system-out").text = f"{r.status}: {r.message}"
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
@@ -94,10 +98,10 @@ def to_markdown(result: Any, title: str) -> str:
     s = result.summary()
     lines = [f"# {title}", "", f"{result.library} {result.version}: " + ", ".join(f"**{v}** {k}" for k, v in s.items())
              + f" of {len(result.rows)} answers ({result.seconds:.1f} s)", "",
-             "| entry point | violation | loose | ok | error | lowest ratio | highest ratio | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| entry point | violation | translation | loose | ok | error | lowest ratio | highest ratio | seconds |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for ep, d in per_entry_point(result).items():
-        lines.append(f"| {_md(ep)} | {d['violation']} | {d['loose']} | {d['ok']} | {d['error']} | "
+        lines.append(f"| {_md(ep)} | {d['violation']} | {d['translation']} | {d['loose']} | {d['ok']} | {d['error']} | "
                      f"{_num(d['min_ratio'])} | {_num(d['max_ratio'])} | {d['seconds']:.2f} |")
     if result.unsupported:
         lines += ["", "Not asked (cannot be expressed, or over a size limit):", ""]
