@@ -63,12 +63,14 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def parse_json(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
+def parse_json(text: str, source: str, max_depth: int = MAX_DEPTH, non_finite: bool = False) -> Any:
     """The JSON value of ``text``, strictly: malformed JSON (line and column said), NaN/Infinity, an integer of more
     digits than Python converts (``sys.get_int_max_str_digits()``), arrays and objects nested more than
-    ``max_depth`` deep are refused with an :class:`InputError` naming ``source``."""
+    ``max_depth`` deep are refused with an :class:`InputError` naming ``source``. ``non_finite=True`` reads the
+    tokens NaN, Infinity and -Infinity as floats (``verify --params``: a parameter outside the spec's
+    preconditions is itself checked against third-party code, and its reproduction must be able to say it)."""
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text) if non_finite else json.loads(text, parse_constant=_no_constant)
     except InputError as e:
         raise InputError(f"{source}: {e}") from None
     except json.JSONDecodeError as e:

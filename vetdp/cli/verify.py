@@ -61,7 +61,7 @@ def _params(spec, params_text: str) -> tuple[dict, str | None]:
             raise InputError(f"{source} is empty; give a JSON object of {spec.name}'s parameters or @FILE")
         if params_text.startswith("@"):  # @FILE: the JSON is read from a file (e.g. 65536 categories)
             params_text = read_text(params_text[1:], source)
-        params = parse_json(params_text, source)
+        params = parse_json(params_text, source, non_finite=True)  # NaN: a precondition row for code under test
     except InputError as e:
         raise click.BadParameter(str(e)) from None
     if not isinstance(spec, MeasurementSpec):
