@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 from mpmath.libmp import MPZ  # gmpy2's integers when installed (faster), else int
-from scipy import stats
 
 from vetdp.accounting.curves import RRFamily, iv_endpoints, iv_precision
 from vetdp.arith.rounding import round_down, round_up
@@ -113,6 +112,8 @@ class ExactPLD:
             p, r, _ = self._step_probabilities()
             if self.family.categories == 2:
                 lo, hi = _binomial_window(m, p, r, first=(m + 1) // 2)  # j "+" steps give s = 2j − m >= 0
+                from scipy import stats  # here: importing scipy.stats costs ~0.45 s, needed only for a binomial PLD
+
                 j = np.arange(lo, hi + 1)
                 s, probs = 2 * j - m, stats.binom.pmf(m - j, m, r)
             else:
@@ -347,6 +348,8 @@ def _binomial_window(m: int, p: float, r: float, first: int) -> tuple[int, int]:
     The binomial pmf is log-concave, so the set is an interval around the mode; its two ends
     are found by bisection. Returns an empty interval (lo > hi) when no j >= first qualifies.
     """
+    from scipy import stats
+
     def logpmf(j: int) -> float:
         return float(stats.binom.logpmf(m - j, m, r))
 
