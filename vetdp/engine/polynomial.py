@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from vetdp.arith.expr import Expr
-from vetdp.engine.symbolic import SymFloat, _context, compare, evaluate
+from vetdp.engine.symbolic import RunMemo, SymFloat, _context, compare, evaluate
 
 __all__ = ["ProbPoly", "probability_of", "poly_value"]
 
@@ -43,7 +43,7 @@ def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
     return tuple(sorted(powers.items(), key=lambda fe: _key(fe[0])))
 
 
-class ProbPoly:
+class ProbPoly(RunMemo):
     """An exact probability that is a polynomial in symbolic float atoms (see the module docstring)."""
 
     _vetdp_symbolic_ = True
@@ -53,13 +53,6 @@ class ProbPoly:
         self.terms = {m: c for m, c in terms.items() if c != 0}
         self.values = dict(values)  # each atom's float at the run's point
         self._memo: tuple[int, dict] | None = None
-
-    def _memoized(self) -> dict:
-        """Answers about this probability already decided in the current run."""
-        serial = _context().serial
-        if self._memo is None or self._memo[0] != serial:
-            self._memo = (serial, {})
-        return self._memo[1]
 
     # -- construction
     @classmethod

@@ -39,6 +39,7 @@ from vetdp.arith.expr import Const, Expr, Op, Var
 
 __all__ = [
     "SymFloat",
+    "RunMemo",
     "Box",
     "Split",
     "Escape",
@@ -505,7 +506,20 @@ def compare(term: Expr, value: float, name: str, other: Any) -> bool:
     return equal if name == "eq" else not equal
 
 
-class SymFloat:
+class RunMemo:
+    """A memo of answers about a symbolic value, kept for the current run only (a draw repeats the same questions);
+    the class sets ``_memo`` to None when built."""
+
+    __slots__ = ()
+
+    def _memoized(self) -> dict:
+        serial = _context().serial
+        if self._memo is None or self._memo[0] != serial:
+            self._memo = (serial, {})
+        return self._memo[1]
+
+
+class SymFloat(RunMemo):
     """A float that stands for every value of its term over the current region (see the module docstring)."""
 
     _vetdp_symbolic_ = True
@@ -515,12 +529,6 @@ class SymFloat:
         self.term, self.value = term, value
         self._memo: tuple[int, dict] | None = None
 
-    def _memoized(self) -> dict:
-        """Answers about this value already decided in the current run (a draw repeats the same questions)."""
-        serial = _context().serial
-        if self._memo is None or self._memo[0] != serial:
-            self._memo = (serial, {})
-        return self._memo[1]
 
     def __repr__(self) -> str:
         return f"SymFloat({self.term}, at {self.value!r})"
