@@ -248,3 +248,17 @@ def test_code_that_turns_its_parameter_into_a_plain_float_leaves_the_line_open_a
     assert rows["search.universal"].status == "warning"
     assert "not decided symbolically" in rows["search.universal"].message
     assert rows["function.law"].status == "pass"  # the sampled search still decides
+
+
+def test_a_long_bit_vector_without_a_stated_length_is_left_open_not_enumerated_input_by_input():
+    # bases k = 7..128 are decided from the product structure, which needs the domain's length: a domain that
+    # forgets it left each base to per-input enumeration up to the path budget (640 s for this mutant); now those
+    # regions stay open, named, and are sampled
+    from tests.mutants.bitvec_mutants import no_length_check
+    from vetdp.engine.runner import RunConfig, check_measurement_spec
+
+    rows = {r.check: r for r in check_measurement_spec(find_spec("randomized_response_bitvec"), ctor=no_length_check,
+                                                       cfg=RunConfig(max_examples=2))}
+    r = rows["search.universal"]
+    assert r.status.value == "warning" and "states no length to read it at" in r.message, r.message
+    assert rows["domain.rejects_outside"].status.value == "fail"

@@ -210,6 +210,12 @@ def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int) -
         if structured is not None:
             return structured
         inputs = spec.inputs(params)
+        longest = max((len(x) for x in inputs if isinstance(x, tuple)), default=0)
+        if spec.universal.coordinate_law is not None and longest > spec.universal.enumerate_up_to:
+            # a long bit vector is decided from its product structure only, never enumerated input by input
+            # (2^k paths per input); code whose domain states no length shows none: the region stays open
+            return _Structured(None, None, f"bit vectors of length {longest} are decided from the product structure "
+                                           "only, and the code's input domain states no length to read it at")
         laws = {freeze(x): symbolic_law(lambda x=x: inner(x), budget) for x in inputs}
         reference = None if spec.law is None else {freeze(x): spec.law(params, x) for x in inputs}
         admissible = []
