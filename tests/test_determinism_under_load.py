@@ -7,9 +7,9 @@ commands are chosen to be slow to enumerate: under the former wall-clock budgets
 the inputs) the 1074-bit variant at t = 1000 was rejected under load ("undecided, enumerating stopped on time after
 454 paths") and accepted idle.
 
-The default run covers a subset of the gate and two ``verify`` runs at t = 200 (about 13 s of CPU each way: a
-minute or two in all); ``--deep`` (and ``.ci/run``) compares the whole of ``vetdp check`` and the full search of the
-sound variant, whose pinned cases include t = 1000.
+The default run covers two ``verify`` runs at t = 200 (about 13 s of CPU each way); ``--deep`` (and ``.ci/run``)
+adds one spec's whole ``vetdp check``, the whole of ``vetdp check`` and the full search of the sound variant, whose
+pinned cases include t = 1000.
 """
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ def assert_same(idle: tuple[int, str], loaded: tuple[int, str], expected_exit: i
     assert loaded[1] == idle[1]  # byte-identical verdicts, messages, witnesses and reproductions
 
 
+@pytest.mark.deep  # ~45 s; .ci/run runs this file with --deep
 def test_gate_subset_gives_the_same_json_idle_and_under_load(tmp_path):
     # one spec's every clause with a seeded search, its proof's pinning, its z3 obligations (counted in the solver's
     # resource units) and its sympy lemmas

@@ -124,6 +124,7 @@ def test_every_impl_constructor_has_a_spec_with_the_same_stem():
     assert all(isinstance(s, (MeasurementSpec, EstimatorSpec)) for s in specs)
 
 
+@pytest.mark.deep  # the whole of `vetdp check`'s specs, ~110 s: .ci/run runs `vetdp check` itself
 def test_bundled_specs_all_pass():
     results = list(check_specs(CheckOptions()))
     failures = [(r.spec, r.check, r.message) for r in results if r.status.is_failure]

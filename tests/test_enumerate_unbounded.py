@@ -781,7 +781,7 @@ def test_the_curve_clauses_say_undecided_when_the_laws_keep_a_residual():
         return dataclasses.replace(m, function=function)
 
     results = {r.check: r for r in check_measurement_spec(
-        find_spec("randomized_response_bool"), make, RunConfig(budget=2_000),
+        find_spec("randomized_response_bool"), make, RunConfig(budget=200),
         only_params={"prob": 0.75, "constant_time": False})}
     for clause in ("privacy.rdp", "privacy.pld", "privacy.dominated"):
         r = results[clause]
