@@ -48,6 +48,7 @@ __all__ = [
     "privacy_with_residual",
     "constant_bytes",
     "pairs_within",
+    "tight_holds",
     "spec_law_at",
     "enumerated_laws",
     "accepted_outside",
@@ -206,6 +207,17 @@ def _loss_finding(claim: float, d_in: int, dists: dict, pairs, cache: dict | Non
                    **common), (md, cmp)
 
 
+def tight_holds(claim: float, ratio: Fraction) -> bool:
+    """Whether ``claim`` <= ln(ratio)·(1 + 2**-30) + 2**-40 (the allowance of ``privacy.tight``), decided exactly
+    (an enclosure of the logarithm refined until it separates; inseparable at 16384 bits counts as within)."""
+    def allowance(prec: int) -> tuple[Fraction, Fraction]:
+        lo, hi = ln_ratio_bracket(ratio)(prec)
+        return lo + TIGHTNESS * abs(lo) + TIGHTNESS_FLOOR, hi + TIGHTNESS * abs(hi) + TIGHTNESS_FLOOR
+
+    # "sound" against truth + allowance means the claim overshoots by more than the allowance
+    return compare_claim(claim, allowance).verdict is not Verdict.SOUND
+
+
 def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
                      worst: Any = None) -> dict[str, Finding]:
     """``privacy.sound`` and ``privacy.tight`` at ``spec.d_in`` against the exact distributions ``dists``, or
@@ -222,14 +234,7 @@ def privacy_findings(spec: MeasurementSpec, m: Any, dists: dict, params: dict,
     elif decided is None or decided[0].ratio is None or not sound.ok:
         out["privacy.tight"] = Finding(True, "not applicable: the map is not sound", skipped=True, **common)
     else:
-        ratio = decided[0].ratio
-
-        def allowance(prec: int) -> tuple[Fraction, Fraction]:
-            lo, hi = ln_ratio_bracket(ratio)(prec)
-            return lo + TIGHTNESS * abs(lo) + TIGHTNESS_FLOOR, hi + TIGHTNESS * abs(hi) + TIGHTNESS_FLOOR
-
-        # "sound" against truth + allowance means the claim overshoots by more than the allowance
-        tight_ok = compare_claim(claim, allowance).verdict is not Verdict.SOUND
+        tight_ok = tight_holds(claim, decided[0].ratio)
         times = f": {float(Fraction(claim) / Fraction(sound.true)):.6g}×" if sound.true else ""
         out["privacy.tight"] = Finding(tight_ok, "map(d_in) <= exact loss·(1 + 2**-30) + 2**-40" if tight_ok else
                                        f"map({spec.d_in}) = {claim!r} exceeds the exact loss {sound.true!r} by more "

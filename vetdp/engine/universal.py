@@ -20,7 +20,11 @@ Clauses:
   for every value of the leaf; where it differs, a value at which the probabilities differ is the witness;
 * ``privacy.sound`` — on every region where the law is the reference law and the map is, term for term, the
   spec's privacy constant (whose z3 obligations and lemmas prove it at least the reference law's exact loss for
-  every parameter value), the map is sound for every value of the region.
+  every parameter value), the map is sound for every value of the region;
+* ``privacy.tight`` — on every region where the law is the reference law, the map is within 2**-30 (relative)
+  + 2**-40 of the reference law's exact loss for every value (:mod:`vetdp.engine.tightness`: the map's formula
+  proved equal to the loss by sympy, its rounding bounded by interval arithmetic on sub-boxes), or a value where
+  it exceeds it is the witness.
 
 What is not decided this way is said with its reason (a region the code pins to a point, a term not known to be
 monotone, the region budget), and points of those regions are handed to the sampled search as parameter sets,
@@ -57,7 +61,7 @@ from vetdp.engine.timeout import DeadlineExceeded
 __all__ = ["UniversalReport", "ClauseCoverage", "explore_spec", "symbolic_law", "terms_equal", "UNIVERSAL_CLAUSES",
            "Z3_RLIMIT"]
 
-UNIVERSAL_CLAUSES = ("precondition.regions", "function.law", "privacy.sound")
+UNIVERSAL_CLAUSES = ("precondition.regions", "function.law", "privacy.sound", "privacy.tight")
 Z3_RLIMIT = 20_000_000  # z3 resource units for one equality of two float terms on a region
 _WHOLE_LINE = (-MAX_FLOAT, MAX_FLOAT)
 # concrete replays confirming a long vector's product structure on each base (all-0, all-1 and 6 seeded plans; the
@@ -679,6 +683,39 @@ class _Judge:
                                   f"({_term(result.constant)}) term for term"))
             self.sample(box.point())
 
+    def tight(self, spec: Any, leaf: Leaf, law: Any) -> None:
+        """privacy.tight on a region of pass 2 where the law is the reference law (``law``, pass 1's result): the
+        map within 2**-30 (relative) + 2**-40 of the reference law's exact loss for every value
+        (:mod:`vetdp.engine.tightness`)."""
+        from vetdp.engine.clauses import pairs_within
+        from vetdp.engine.tightness import decide_tight
+
+        cov = self.report.clauses["privacy.tight"]
+        box, result = leaf.box, leaf.result
+        if isinstance(result, _Rejected):
+            return  # privacy.sound names the second run's refusal
+        if not spec.tight:
+            cov.open.append((box, "tightness not required by this spec"))
+        elif law is None:
+            cov.open.append((box, "the law is not the reference law term for term"))
+        elif isinstance(law, _Structured) or law.reference is None:
+            cov.open.append((box, "the exact loss of a law decided coordinate by coordinate is not enumerated"))
+            self.sample(box.point())
+        elif isinstance(result.claim, Raised):
+            cov.open.append((box, f"the map raised {result.claim.type}"))
+        else:
+            def pairs_at(env: dict) -> Any:
+                return pairs_within(spec, {**self.fixed, **env}, list(law.reference), spec.d_in)
+
+            outcome = decide_tight(result.claim, law.reference, pairs_at, box)
+            if outcome.proved:
+                cov.proved.append(box)
+            elif outcome.witness is not None:
+                cov.failed.append((box, self.witness(outcome.witness), outcome.why))
+            else:
+                cov.open.append((box, outcome.why))
+                self.sample(box.point())
+
     def unexplored(self, clause: str, box: Box, why: str) -> None:
         self.report.clauses[clause].open.append((box, why))
         if _inside(box, self.valid) != "out":
@@ -766,8 +803,10 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
                                               budget=region_budget)
         for claim_leaf in claims:
             judge.claim(claim_leaf, is_reference)
+            judge.tight(spec, claim_leaf, leaf.result if is_reference else None)
         for part, why in open_claims:
             judge.unexplored("privacy.sound", part, why)
+            judge.unexplored("privacy.tight", part, why)
 
 
 def floats_count(box: Box) -> int:
