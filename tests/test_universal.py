@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shlex
 from fractions import Fraction
 
 import pytest
+from _install_helpers import REPO
 
 from tests.mutants import universal_variants as uv
 from vetdp.arith.expr import Const, Op, var
@@ -159,7 +161,7 @@ SMALL_BITVEC = [{"k": k, "m": m, "constant_time": False} for k, m in [(1, 1), (2
                                         ("randomized_response_bitvec", SMALL_BITVEC)])
 def test_bundled_specs_are_proved_for_every_float(name, bases):
     report = _explore(_spec(name, bases))
-    for clause in ("precondition.regions", "function.law", "privacy.sound"):
+    for clause in ("precondition.regions", "function.law", "privacy.sound", "privacy.tight"):
         cov = report.clauses[clause]
         assert cov.proved and not cov.failed and not cov.open, (clause, report.describe(clause))
     assert not report.witnesses
@@ -234,6 +236,7 @@ def test_a_sound_variant_passes_and_each_clause_says_where_it_holds_universally(
     assert rows["search.universal"].status == "pass", rows["search.universal"].message
     assert "universally: proved for every prob" in rows["function.law"].message
     assert "universally: proved for every prob" in rows["privacy.sound"].message
+    assert "universally: proved for every prob" in rows["privacy.tight"].message
 
 
 def test_code_that_turns_its_parameter_into_a_plain_float_leaves_the_line_open_as_a_warning():
@@ -261,3 +264,49 @@ def test_a_long_bit_vector_without_a_stated_length_is_left_open_not_enumerated_i
     report, r = _explore_universally(find_spec("randomized_response_bitvec"), no_length_check, RunConfig())
     assert r.status.value == "warning" and "states no length to read it at" in r.message, r.message
     assert report is not None and report.clauses["function.law"].open
+
+
+# ------------------------------------------------------------------ privacy.tight for every value
+
+def test_a_map_twice_the_loss_in_a_band_two_to_the_minus_twenty_wide_fails_tight_with_a_witness_inside_it():
+    report = _explore(_spec("randomized_response_bool"), uv.bool_loose_band)
+    tight = report.clauses["privacy.tight"]
+    assert tight.failed and all(uv.LOOSE_BAND[0] < w["prob"] < uv.LOOSE_BAND[1] for _, w, _ in tight.failed)
+    assert "exceeds the exact loss" in tight.failed[0][2]
+    assert tight.proved and not tight.open  # outside the band the map is vetdp's constant, proved tight
+    assert not report.clauses["function.law"].failed and not report.clauses["privacy.sound"].failed
+
+
+def test_the_rounding_bound_decides_tightness_not_a_tolerance(monkeypatch):
+    # with each operation allowed 2**20 units in the last place the bound exceeds 2**-30 relative somewhere:
+    # the region is left open (never proved), so the proof rests on the rounding analysis
+    from vetdp.engine import tightness
+
+    monkeypatch.setattr(tightness, "_ULPS", 2**20)
+    tight = _explore(_spec("randomized_response_bool", [{"constant_time": False}])).clauses["privacy.tight"]
+    assert not tight.proved and not tight.failed and "exceeds the allowance" in tight.open[0][1]
+
+
+def test_without_the_exploration_the_sampled_search_accepts_the_loose_band():
+    rows = _rows(_spec("randomized_response_bool"), uv.bool_loose_band, max_regions=0)
+    assert "search.universal" not in rows
+    assert rows["privacy.tight"].status == "pass" and rows["privacy.sound"].status == "pass"
+
+
+def test_each_failing_region_prints_a_reproduce_line_that_fails_the_same_clause():
+    from vetdp.cli.findings import run_in_process
+
+    ref = "tests.mutants.universal_variants:bool_loose_band"  # how a user names the code: reproductions say so
+    universal = _rows(_spec("randomized_response_bool"), uv.bool_loose_band, impl_ref=ref)["search.universal"]
+    assert universal.status == "fail"
+    lines = [line for line in universal.message.splitlines() if line.startswith("reproduce privacy.tight on")]
+    assert len(lines) == 2  # one per failing region (a base each)
+    command = lines[0].split(": ", 1)[1]
+    argv = shlex.split(command)
+    assert argv[0] == "vetdp" and argv[argv.index("--impl") + 1] == ref and "--strict" in argv
+    prob = json.loads(argv[argv.index("--params") + 1])["prob"]
+    assert uv.LOOSE_BAND[0] < prob < uv.LOOSE_BAND[1]
+    outcome = run_in_process(tuple(argv[1:]), cwd=REPO)
+    assert outcome.exit_code == 1, outcome.error
+    failed = {r["check"] for r in outcome.doc["results"] if r["status"] == "fail"}
+    assert "privacy.tight" in failed, failed
