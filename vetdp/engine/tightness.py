@@ -16,10 +16,10 @@ differ across a sub-box by far more than 2⁻³⁰ unless the sub-box is some 2�
    last place of its result (correctly rounded basic operations and logarithms round by one); the map is then
    tight on the sub-box when e <= 2⁻³⁰·min |L| + 2⁻⁴⁰ over it.
 
-A sub-box not decided is bisected (on its widest parameter, by float count), up to a budget of sub-boxes; the
-point of each undecided sub-box is checked exactly (the worst ratio over every pair there, ln enclosed), which
-finds a failing value. Where the formula is not the loss, only such points are checked and the region is left
-open with the reason.
+A sub-box not decided is bisected (on its widest parameter, by float count), up to a budget of sub-boxes; a single
+value, and the points of the sub-boxes left when the budget runs out, are checked exactly (the worst ratio over
+every pair there, ln enclosed), which finds a failing value. Where the formula is not the loss, the region's point
+and corners are checked that way and the region is left open with the reason (or decided, if it is one value).
 """
 
 from __future__ import annotations
@@ -33,13 +33,14 @@ from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine.clauses import tight_holds
 from vetdp.engine.divergence import max_divergence
 from vetdp.engine.polynomial import ProbPoly, poly_value
-from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_key
+from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_from_key, float_key
 
 __all__ = ["TightOutcome", "decide_tight", "TIGHT_BOXES"]
 
 TIGHT_BOXES = 512  # sub-boxes one region's tightness proof may examine (work, never seconds)
 _ULPS = 2  # units in the last place one rounded operation may add (basic operations and ln round by <= 1)
 _PREC = 96  # bits of the interval arithmetic
+_LAST_POINTS = 8  # undecided sub-boxes whose points are checked exactly when the budget runs out
 
 
 @dataclasses.dataclass
@@ -57,7 +58,8 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
     """Decide map <= L·(1 + 2⁻³⁰) + 2⁻⁴⁰ on ``box``: ``claim`` is the map's value (a SymFloat over the region, or a
     float), ``laws`` the reference law by frozen input (probabilities as polynomials), ``pairs_at(point)`` the
     neighbouring pairs at a parameter point (None: every ordered pair)."""
-    term = claim.term if isinstance(claim, SymFloat) else Const(claim) if isinstance(claim, float) else None
+    plain = isinstance(claim, (int, float)) and not isinstance(claim, bool)
+    term = claim.term if isinstance(claim, SymFloat) else Const(float(claim)) if plain else None
     if term is None:
         return TightOutcome(why=f"the map returned {type(claim).__name__}, not a float")
     out = TightOutcome()
@@ -74,32 +76,38 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
         p, q = laws[worst.x].get(worst.y, 0), laws[worst.x_prime].get(worst.y, 0)
         identity = _Identity(term, p, q)
         formula_why = identity.why
+    if identity is None or not identity.holds:  # no proof to bisect for: look for a failing value only
+        for env in [point, *box.corners(box.names)]:
+            failing = _fails_at(term, laws, pairs_at, env)
+            if failing is not None:
+                out.witness, out.why = failing
+                return out
+        out.proved = box.size() == 1  # its one value is decided exactly
+        out.why = formula_why + "; checked at the region's point and corners"
+        return out
     queue = [box]
     while queue:
         if out.boxes >= budget:
-            out.why = (f"not decided within {budget} sub-boxes ({len(queue)} left, first {queue[0].describe()})"
-                       + (f": {formula_why}" if formula_why else ""))
-            return out
-        part = queue.pop(0)
-        out.boxes += 1
-        failing = _fails_at(term, laws, pairs_at, part.point())
-        if failing is not None:
-            out.witness, out.why = failing
-            return out
-        if part.size() == 1:
-            continue  # its one value is decided exactly
-        if identity is None or not identity.holds:
-            for env in part.corners(part.names):
-                failing = _fails_at(term, laws, pairs_at, env)
+            for part in queue[:_LAST_POINTS]:  # where the proof stalls, a failing value is likeliest
+                failing = _fails_at(term, laws, pairs_at, part.point())
                 if failing is not None:
                     out.witness, out.why = failing
                     return out
-            out.why = formula_why + "; checked at the region's point and corners"
+            out.why = (f"not decided within {budget} sub-boxes ({len(queue)} left, first {queue[0].describe()}): "
+                       f"{formula_why}")
             return out
+        part = queue.pop(0)
+        out.boxes += 1
         undecided = identity.decide(part)
         if undecided is None:
             continue
         formula_why = undecided
+        if part.size() == 1:
+            failing = _fails_at(term, laws, pairs_at, part.point())  # its one value, decided exactly
+            if failing is not None:
+                out.witness, out.why = failing
+                return out
+            continue
         name = max(part.ranges, key=lambda r: float_key(r[2]) - float_key(r[1]))[0]
         queue.extend(part.split(name, _cut(*part[name])))
     out.proved = True
@@ -107,8 +115,6 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
 
 
 def _cut(lo: float, hi: float) -> float:
-    from vetdp.engine.symbolic import float_from_key
-
     return float_from_key((float_key(lo) + float_key(hi) + 1) // 2)
 
 
@@ -208,7 +214,7 @@ class _Identity:
         for prob in (self.p, self.q):
             lo = _poly_interval(prob, ranges, ctx)
             if lo is None or not lo.a > 0:
-                return f"a probability of the worst pair is not positive on {box.describe()}"
+                return f"a probability of the worst pair (or a factor of it) is not positive on {box.describe()}"
         for atom, r in ranges.items():
             if not r.a > 0:
                 return f"the probability {atom} is not positive on {box.describe()}"
@@ -246,11 +252,15 @@ def _poly_interval(q: Any, ranges: Mapping[Expr, Any], ctx: Any) -> Any:
         return ctx.mpf(Fraction(q).numerator) / Fraction(q).denominator
     total = ctx.mpf(0)
     for mono, c in q.terms.items():
+        if len(q.terms) == 1 and c < 0:
+            return None  # a single negative monomial: expand_log would split a negative factor
         product = ctx.mpf(c.numerator) / c.denominator
         for (atom, comp), e in mono:
             if atom not in ranges:
                 return None
             factor = 1 - ranges[atom] if comp else ranges[atom]
+            if not factor.a > 0:
+                return None  # expand_log splits the product: each factor must be positive
             product *= factor ** e
         total += product
     return total
