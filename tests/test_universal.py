@@ -310,3 +310,24 @@ def test_each_failing_region_prints_a_reproduce_line_that_fails_the_same_clause(
     assert outcome.exit_code == 1, outcome.error
     failed = {r["check"] for r in outcome.doc["results"] if r["status"] == "fail"}
     assert "privacy.tight" in failed, failed
+
+
+def _doubled_bitvec(input_domain, input_metric, f, constant_time=False):
+    """A bit vector whose map claims twice vetdp's ε: sound, loose everywhere."""
+    from vetdp.impl.randomized_response_bitvec import make_randomized_response_bitvec
+
+    m = make_randomized_response_bitvec(input_domain, input_metric, f, constant_time)
+    return dataclasses.replace(m, privacy_map=lambda d: 2.0 * m.privacy_map(d))
+
+
+def test_long_bit_vectors_are_proved_tight_from_the_farthest_listed_pair_and_a_doubled_map_is_not():
+    bases = [{"k": 65, "m": 66, "constant_time": False}, {"k": 65, "m": 1, "constant_time": False}]
+    spec = _spec("randomized_response_bitvec", bases)
+    tight = _explore(spec).clauses["privacy.tight"]
+    assert len(tight.proved) == 2 and not tight.open and not tight.failed
+    loose = _explore(spec, _doubled_bitvec)
+    tight = loose.clauses["privacy.tight"]
+    assert not tight.proved and not tight.failed  # farther pairs than the listed ones are not excluded: open
+    assert all("against the listed pair at Hamming distance" in why and "exceeds the exact loss" in why
+               for _, why in tight.open), tight.open
+    assert loose.samples  # the sampled search checks the witness concretely

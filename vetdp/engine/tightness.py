@@ -31,7 +31,7 @@ from typing import Any
 
 from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine.clauses import tight_holds
-from vetdp.engine.divergence import max_divergence
+from vetdp.engine.divergence import ln_ratio_bracket, max_divergence
 from vetdp.engine.polynomial import ProbPoly, poly_value
 from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_from_key, float_key
 
@@ -137,7 +137,8 @@ def _fails_at(term: Expr, laws: Mapping, pairs_at: Callable[[dict], Any], env: d
     if tight_holds(claim, worst.ratio):
         return None
     shown = ", ".join(f"{k} = {v!r}" for k, v in env.items())
-    return dict(env), (f"at {shown}: map = {claim!r} exceeds the exact loss ln({float(worst.ratio):.17g}) by more "
+    loss = float(ln_ratio_bracket(worst.ratio)(64)[1])  # the ratio itself may be past the float range
+    return dict(env), (f"at {shown}: map = {claim!r} exceeds the exact loss {loss:.17g} by more "
                        f"than 2**-30 relative (+ 2**-40); the pair x = {worst.x!r}, x' = {worst.x_prime!r}")
 
 

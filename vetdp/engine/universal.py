@@ -698,11 +698,12 @@ class _Judge:
             cov.open.append((box, "tightness not required by this spec"))
         elif law is None:
             cov.open.append((box, "the law is not the reference law term for term"))
-        elif isinstance(law, _Structured) or law.reference is None:
-            cov.open.append((box, "the exact loss of a law decided coordinate by coordinate is not enumerated"))
-            self.sample(box.point())
         elif isinstance(result.claim, Raised):
             cov.open.append((box, f"the map raised {result.claim.type}"))
+        elif isinstance(law, _Structured):
+            self._tight_by_coordinates(spec, cov, box, result.claim, law)
+        elif law.reference is None:
+            cov.open.append((box, "the spec states no reference law"))
         else:
             def pairs_at(env: dict) -> Any:
                 return pairs_within(spec, {**self.fixed, **env}, list(law.reference), spec.d_in)
@@ -715,6 +716,35 @@ class _Judge:
             else:
                 cov.open.append((box, outcome.why))
                 self.sample(box.point())
+
+    def _tight_by_coordinates(self, spec: Any, cov: ClauseCoverage, box: Box, claim: Any, law: _Structured) -> None:
+        """privacy.tight for a long bit vector whose every output bit follows the reference coordinate law: the
+        listed neighbours (the spec's inputs that are tuples of bools) at the largest Hamming distance D differ by
+        D times the worst coordinate log-ratio, a lower bound on the exact loss; a map above its allowance is left
+        open (the domain may hold farther pairs), and the witness is sampled."""
+        from vetdp.engine.clauses import pairs_within
+        from vetdp.engine.tightness import decide_tight
+
+        point = {**self.fixed, **box.point()}
+        vectors = [x for x in spec.inputs(point) if isinstance(x, tuple) and all(isinstance(b, bool) for b in x)]
+        pairs = pairs_within(spec, point, vectors, spec.d_in)
+        pairs = pairs if pairs is not None else [(a, b) for a in vectors for b in vectors if a != b]
+        if law.reference is None or not pairs:
+            cov.open.append((box, "no listed pair of bit vectors to read the loss from"))
+            return
+        far = max(sum(a != b for a, b in zip(x, xp, strict=True)) for x, xp in pairs)
+        env = box.point()
+        ratios = [(poly_value(law.reference[b][y], env) / poly_value(law.reference[not b][y], env), b, y)
+                  for b in (False, True) for y in law.reference[b] if poly_value(law.reference[not b][y], env) > 0]
+        _, b, y = max(ratios, key=lambda r: r[0])
+        farthest = {0: {0: law.reference[b][y] ** far}, 1: {0: law.reference[not b][y] ** far}}
+        outcome = decide_tight(claim, farthest, lambda env: [(0, 1)], box)
+        if outcome.proved:
+            cov.proved.append(box)
+            return
+        if outcome.witness is not None:
+            self.sample({**outcome.witness})
+        cov.open.append((box, f"against the listed pair at Hamming distance {far}: {outcome.why}"))
 
     def unexplored(self, clause: str, box: Box, why: str) -> None:
         self.report.clauses[clause].open.append((box, why))
