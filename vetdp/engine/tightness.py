@@ -74,7 +74,7 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
         identity = None
     else:
         p, q = laws[worst.x].get(worst.y, 0), laws[worst.x_prime].get(worst.y, 0)
-        identity = _Identity(term, p, q)
+        identity = _identity(term, p, q)
         formula_why = identity.why
     if identity is None or not identity.holds:  # no proof to bisect for: look for a failing value only
         for env in [point, *box.corners(box.names)]:
@@ -143,6 +143,20 @@ def _fails_at(term: Expr, laws: Mapping, pairs_at: Callable[[dict], Any], env: d
 
 
 # ------------------------------------------------------------------ the formula and the rounding
+
+def _identity(term: Expr, p: Any, q: Any) -> _Identity:
+    """The (remembered) comparison of a map's term with ln(p/q): the regions of one base, and bases that share a
+    term, ask it again."""
+    key = (term, *(frozenset(x.terms.items()) if isinstance(x, ProbPoly) else x for x in (p, q)))
+    if key not in _IDENTITIES:
+        if len(_IDENTITIES) > 1024:
+            _IDENTITIES.clear()
+        _IDENTITIES[key] = _Identity(term, p, q)
+    return _IDENTITIES[key]
+
+
+_IDENTITIES: dict[tuple, _Identity] = {}
+
 
 class _Identity:
     """The map's term against ln(p/q) for two probabilities of the reference law."""
@@ -222,7 +236,7 @@ class _Identity:
         analysed = _analyse(self.term, ranges, ctx, under_log=False, box=box)
         if isinstance(analysed, str):
             return analysed
-        value, error = analysed
+        value, error, _ = analysed
         smallest = ctx.mpf(0) if value.a <= 0 <= value.b else ctx.absmin(value)
         allowance = smallest * ctx.mpf(2) ** -30 + ctx.mpf(2) ** -40
         if error.b <= allowance.a:
@@ -272,14 +286,16 @@ def _rounding(ctx: Any, magnitude: Any) -> Any:
     return _ULPS * (magnitude * ctx.mpf(2) ** -52 + ctx.mpf(2) ** -1074)
 
 
-def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box) -> tuple[Any, Any] | str:
-    """(V, e): V holds the ideal value of ``t`` (atoms exact) on the sub-box, e.b bounds |computed − ideal|; or why
-    the analysis cannot bound it there."""
+def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box) -> tuple[Any, Any, Any] | str:
+    """(V, e, r): V holds the ideal value of ``t`` (atoms exact) on the sub-box, e.b bounds |computed − ideal| and r
+    (None: unknown) bounds |computed − ideal| / |ideal| (relative bounds carry a logarithm's argument across many
+    binades); or why the analysis cannot bound it there."""
+    zero = ctx.mpf(0)
     if t in ranges:
-        return ranges[t], ctx.mpf(0)
+        return ranges[t], zero, zero
     if isinstance(t, Const):
         v = Fraction(t.value)
-        return ctx.mpf(v.numerator) / v.denominator, ctx.mpf(0)
+        return ctx.mpf(v.numerator) / v.denominator, zero, zero
     if not isinstance(t, Op):
         return f"the term {t} is not ranged on the sub-box"
     ideal = t.info.ideal
@@ -289,28 +305,35 @@ def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box
     for p in parts:
         if isinstance(p, str):
             return p
-    if under_log and factors and any(not v.a > 0 for v, _ in parts):
+    if under_log and factors and any(not v.a > 0 for v, _, _ in parts):
         return f"a factor under a logarithm in {t} is not positive on the sub-box"
-    (v1, e1), *rest = parts
-    w1 = v1 + ctx.mpf([-e1.b, e1.b])  # the computed argument's values
+    (v1, e1, r1), *rest = parts
+    w1 = _computed(ctx, v1, e1, r1)
+    rel = None
     if ideal in ("add", "sub", "mul", "div"):
-        v2, e2 = rest[0]
-        w2 = v2 + ctx.mpf([-e2.b, e2.b])
+        v2, e2, r2 = rest[0]
+        w2 = _computed(ctx, v2, e2, r2)
         if ideal == "add":
             value, spread = v1 + v2, e1 + e2
         elif ideal == "sub":
             value, spread = v1 - v2, e1 + e2
         elif ideal == "mul":
             value, spread = v1 * v2, _mag(ctx, v1) * e2 + _mag(ctx, w2) * e1
+            if r1 is not None and r2 is not None:
+                rel = r1 + r2 + r1 * r2
         else:
             if w2.a <= 0 <= w2.b:
                 return f"a divisor in {t} may be 0 on the sub-box"
             value = v1 / v2
             spread = (e1 + _mag(ctx, value) * e2) / ctx.absmin(w2)
+            if r1 is not None and r2 is not None and r2.b < 1:
+                rel = (r1 + r2) / (1 - r2)
     elif ideal == "ln":
         if not w1.a > 0:
             return f"the argument of {t} may be <= 0 on the sub-box"
         value, spread = ctx.log(v1), e1 / w1.a
+        if r1 is not None and r1.b < 1:  # c = v(1 + δ), |δ| <= r1: |ln c − ln v| <= −ln(1 − r1)
+            spread = ctx.mpf(min(spread.b, (-ctx.log(1 - r1)).b))
     elif ideal == "log1p":
         if not w1.a > -1:
             return f"the argument of {t} may be <= -1 on the sub-box"
@@ -320,14 +343,33 @@ def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box
             return f"{t} may overflow on the sub-box"
         value = ctx.exp(v1) - (1 if ideal == "expm1" else 0)
         spread = ctx.exp(w1.b) * e1
+        if ideal == "exp":
+            rel = ctx.exp(e1) - 1
     else:
         return f"the operation {t.info.name} is not modelled"
+    smallest = zero if value.a <= 0 <= value.b else ctx.absmin(value)
+    if rel is not None:
+        spread = ctx.mpf(min(spread.b, (rel * _mag(ctx, value)).b))
+    elif smallest.a > 0:
+        rel = spread / smallest
     magnitude = _mag(ctx, value) + spread
     if magnitude.b > MAX_FLOAT:
         return f"{t} may overflow on the sub-box"
     if _exact(t, box):
-        return value, ctx.mpf(spread.b)
-    return value, ctx.mpf(spread.b) + _rounding(ctx, magnitude)
+        return value, ctx.mpf(spread.b), None if rel is None else ctx.mpf(rel.b)
+    rounded = ctx.mpf(spread.b) + _rounding(ctx, magnitude)
+    if rel is None or not (rel.b < 1 and smallest.a > 0):
+        return value, rounded, None
+    least = smallest * (1 - rel)  # the least |result| before rounding: rounding's relative part, subnormals too
+    step = _ULPS * (ctx.mpf(2) ** -52 + ctx.mpf(2) ** -1074 / least)
+    return value, rounded, ctx.mpf((rel + step * (1 + rel)).b)
+
+
+def _computed(ctx: Any, v: Any, e: Any, r: Any) -> Any:
+    """The values the code computes for a term of ideal values ``v``, absolute error e and relative error r."""
+    if r is not None and r.b < 1 and v.a > 0:
+        return v * ctx.mpf([1 - r.b, 1 + r.b])
+    return v + ctx.mpf([-e.b, e.b])
 
 
 def _exact(t: Op, box: Box) -> bool:
