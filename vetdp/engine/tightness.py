@@ -34,6 +34,7 @@ from vetdp.engine.clauses import tight_holds
 from vetdp.engine.divergence import ln_ratio_bracket, max_divergence
 from vetdp.engine.polynomial import ProbPoly, poly_value
 from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_from_key, float_key
+from vetdp.engine.universal import _range_of, _zero  # universal imports this module where it judges
 
 __all__ = ["TightOutcome", "decide_tight", "TIGHT_BOXES"]
 
@@ -116,10 +117,6 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
 
 def _cut(lo: float, hi: float) -> float:
     return float_from_key((float_key(lo) + float_key(hi) + 1) // 2)
-
-
-def _zero(q: Any) -> bool:
-    return not q.terms if isinstance(q, ProbPoly) else q == 0
 
 
 def _worst_at(laws: Mapping, pairs_at: Callable[[dict], Any], env: dict[str, float]):
@@ -217,8 +214,6 @@ class _Identity:
 
     def decide(self, box: Box) -> str | None:
         """None when the map is tight for every value of ``box``; else why not decided there."""
-        from vetdp.engine.universal import _range_of
-
         ctx = _iv()
         ranges: dict[Expr, Any] = {}
         for atom in self.symbols:
@@ -375,8 +370,6 @@ def _computed(ctx: Any, v: Any, e: Any, r: Any) -> Any:
 def _exact(t: Op, box: Box) -> bool:
     """Whether the operation rounds nothing on the sub-box: a product or quotient by an operand the code computes as
     exactly 1.0, a sum or difference with one it computes as exactly 0.0, everywhere on the sub-box."""
-    from vetdp.engine.universal import _range_of
-
     ideal = t.info.ideal
     neutral = {"mul": (0, 1), "div": (1,), "add": (0, 1), "sub": (0, 1)}.get(ideal, ())
     unit = 1.0 if ideal in ("mul", "div") else 0.0
