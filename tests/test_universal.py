@@ -195,7 +195,7 @@ def test_sound_variants_with_several_branches_are_proved():
     bitvec = _explore(_spec("randomized_response_bitvec", SMALL_BITVEC), uv.bitvec_branches)
     boolean = _explore(_spec("randomized_response_bool"), uv.bool_branches)
     for report in (bitvec, boolean):
-        for clause in ("function.law", "privacy.sound"):
+        for clause in ("function.law", "privacy.sound", "privacy.tight"):
             assert not report.clauses[clause].failed and not report.clauses[clause].open, report.describe(clause)
         assert len(report.clauses["function.law"].proved) > len(report.bases)  # several regions per base
 
