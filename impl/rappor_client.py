@@ -21,6 +21,7 @@ The instantaneous responses are drawn afresh for every report through vetdp's sa
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -80,6 +81,7 @@ __all__ = [
     "RapporClient",
     "client_epsilons",
     "make_rappor_client_reports",
+    "make_rappor_client_report",
 ]
 
 PRR_TAG = b"vetdp-rappor-prr-v1"  # domain separation: the PRR message
@@ -287,17 +289,26 @@ class LazyPermanentResponses:
         return found
 
 
-def _privacy(h: int, k: int, f: float, p: float, q: float, derivation: str) -> tuple[PrivacyConstant,
-                                                                                      PrivacyConstant, float]:
-    """(ε₁ constant, ε∞ constant, flip probability) of a client under ``derivation`` (checks f, p, q)."""
+def _privacy(h: int, k: int, f: float, p: float, q: float, derivation: str) -> tuple[PrivacyConstant, PrivacyConstant,
+                                                                                      float, float, float]:
+    """(ε₁ constant, ε∞ constant, ε₁, ε∞, flip probability) of a client under ``derivation`` (checks f, p, q)."""
     f_value = _effective_f(f, derivation)
     if f_value == 0:
         raise ValueError("f=0.0 must be in (0, 1) for a RAPPOR client: without a permanent response repeated "
                          "reports have no loss bound independent of their number (ε∞ is infinite)")
     p_value, q_value = _check_pq(p, q)
     rv = _check_report_probabilities(f_value, p_value, q_value)
-    return (_one_report_constant(rv, p_value, q_value, h, k),
-            PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rv, "d": min(2 * h, k)}), rv)
+    return (*_constants(h, k, rv, p_value, q_value), rv)
+
+
+@functools.lru_cache(maxsize=64)
+def _constants(h: int, k: int, rv: float, pv: float, qv: float) -> tuple[PrivacyConstant, PrivacyConstant, float,
+                                                                          float]:
+    """(ε₁ constant, ε∞ constant, their values) of checked parameters: a function of its arguments alone, kept for
+    the last 64 (each value costs milliseconds of directed rounding; a client per call would pay them per call)."""
+    one = _one_report_constant(rv, pv, qv, h, k)
+    many = PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rv, "d": min(2 * h, k)})
+    return one, many, one.value, many.value
 
 
 def client_epsilons(k: int, h: int, f: float, p: float, q: float, derivation: str = "vetdp") -> tuple[float, float]:
@@ -309,8 +320,8 @@ def client_epsilons(k: int, h: int, f: float, p: float, q: float, derivation: st
         raise ValueError(f"derivation={derivation!r} must be one of {', '.join(DERIVATIONS)}")
     if derivation == "reference" and k > REFERENCE_MAX_K:
         raise ValueError(f"k={k}: derivation='reference' needs k in [1, {REFERENCE_MAX_K}]")
-    one, many, _ = _privacy(h, k, f, p, q, derivation)
-    return one.value, many.value
+    _, _, one, many, _ = _privacy(h, k, f, p, q, derivation)
+    return one, many
 
 
 class RapporClient:
@@ -345,12 +356,12 @@ class RapporClient:
         if derivation == "reference" and k > REFERENCE_MAX_K:
             raise ValueError(f"k={k}: derivation='reference' needs k in [1, {REFERENCE_MAX_K}]")
         check_bool("constant_time", constant_time)
-        one, many, flip = _privacy(h, k, f, p, q, derivation)
+        _, _, one, many, flip = _privacy(h, k, f, p, q, derivation)
         self.k, self.h, self.f, self.p, self.q = k, h, _check_f(f), *_check_pq(p, q)
         self.hash, self.derivation, self.flip, self.constant_time = hash, derivation, flip, constant_time
         self.cohort = check_int("cohort", cohort, lo=0, hi=MAX_COHORT if hash == "sha256" else MD5_MAX_COHORT)
-        self.epsilon_one: float = one.value
-        self.epsilon_infinity: float = many.value
+        self.epsilon_one: float = one
+        self.epsilon_infinity: float = many
         if secret is None:
             self.secret = None
             self._responses: Any = LazyPermanentResponses(flip, constant_time)
@@ -386,31 +397,64 @@ def make_rappor_client_reports(input_domain: BitVectorDomain, input_metric: Disc
 
     Proof: proofs/rappor_client.md
     """
-    h, k = _check_domain("make_rappor_client_reports", input_domain, input_metric)
+    return _client_measurement("make_rappor_client_reports", input_domain, input_metric, f, p, q, runs, derivation,
+                               constant_time)
+
+
+def make_rappor_client_report(input_domain: BitVectorDomain, input_metric: DiscreteDistance, f: float, p: float,
+                              q: float, derivation: str = "vetdp", constant_time: bool = False) -> Measurement:
+    """One client reporting one Bloom filter per call, its permanent responses kept across calls: the measurement is
+    the client (:meth:`RapporClient.report` on Bloom filters). The first call on a Bloom filter B draws B's permanent
+    response from the client's secret, modelled as the PRF assumption allows by one
+    :class:`LazyPermanentResponses` held by the measurement (one measurement, one client, one secret); every call
+    reports a fresh instantaneous response of it.
+
+    Preconditions: as :func:`make_rappor_client_reports`, without ``runs``.
+
+    Privacy: map(1) = ε₁ (one call, one report) at the derivation's flip probability r; map(d_in > 1) raises. The
+    calls on one Bloom filter share its permanent response (declared by the spec as memoisation): together they are
+    ε∞ = min(2h, k)·ln((1 − r)/r)-DP, the bound of :func:`make_rappor_client_reports`.
+
+    Proof: proofs/rappor_client.md
+    """
+    return _client_measurement("make_rappor_client_report", input_domain, input_metric, f, p, q, None, derivation,
+                               constant_time)
+
+
+def _client_measurement(name: str, input_domain: BitVectorDomain, input_metric: DiscreteDistance, f: float, p: float,
+                        q: float, runs: int | None, derivation: str, constant_time: bool) -> Measurement:
+    """The two client measurements, preconditions checked: ``runs`` reports of a fresh client per call (map ε∞), or
+    (``runs`` None) one report per call of one client, its permanent responses kept across calls (map ε₁)."""
+    h, k = _check_domain(name, input_domain, input_metric)
     if derivation not in DERIVATIONS:
         raise ValueError(f"derivation={derivation!r} must be one of {', '.join(DERIVATIONS)}")
     if derivation == "reference" and k > REFERENCE_MAX_K:
         raise ValueError(f"k={k}: derivation='reference' needs k in [1, {REFERENCE_MAX_K}]")
-    _, constant, flip = _privacy(h, k, f, p, q, derivation)
+    one, many, epsilon_one, epsilon_infinity, flip = _privacy(h, k, f, p, q, derivation)
     p_value, q_value = _check_pq(p, q)
-    n_runs = check_int("runs", runs, lo=1)
+    n_runs = None if runs is None else check_int("runs", runs, lo=1)
     check_bool("constant_time", constant_time)
-    epsilon = constant.value
+    if n_runs is None:
+        responses = LazyPermanentResponses(flip, constant_time)  # this client's secret, for every call
 
-    def function(bits: tuple[bool, ...]) -> tuple[tuple[bool, ...], ...]:
-        secret = LazyPermanentResponses(flip, constant_time)  # one client, one secret, every run
-        return tuple(_instantaneous(secret.of(tuple(bits)), p_value, q_value, constant_time) for _ in range(n_runs))
+        def function(bits: tuple[bool, ...]) -> Any:
+            return _instantaneous(responses.of(tuple(bits)), p_value, q_value, constant_time)
+    else:
+        def function(bits: tuple[bool, ...]) -> Any:
+            secret = LazyPermanentResponses(flip, constant_time)  # one client, one secret, every run
+            return tuple(_instantaneous(secret.of(tuple(bits)), p_value, q_value, constant_time)
+                         for _ in range(n_runs))
 
     return Measurement(
         input_domain=input_domain,
         input_metric=input_metric,
         output_measure=MaxDivergence(),
         function=function,
-        privacy_map=_discrete_distance_map(epsilon),
+        privacy_map=_discrete_distance_map(epsilon_one if n_runs is None else epsilon_infinity),
         output_domain=None,
-        privacy_constant=constant,
+        privacy_constant=one if n_runs is None else many,
         parameters={"input_domain": input_domain, "input_metric": input_metric, "f": _check_f(f), "p": p_value,
-                    "q": q_value, "runs": n_runs, "derivation": derivation, "constant_time": constant_time},
-        name="make_rappor_client_reports",
+                    "q": q_value, **({} if n_runs is None else {"runs": n_runs}), "derivation": derivation,
+                    "constant_time": constant_time},
+        name=name,
     )
-

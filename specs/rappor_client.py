@@ -12,6 +12,12 @@ Post: map(1) = ε∞ = min(2h, k)·ln((1 − r)/r) >= the exact max-divergence o
 tight). A client whose permanent response is not a function of its secret — drawn again in every run, as a client
 that keeps it in memory only does — has another law (function.law) and exceeds ε∞ (privacy.sound).
 Search: runs drawn with k <= 3, 2, 1 for 1, 2, 3 runs (4, 3, 2 with --deep), both derivations.
+
+Hoare triple of make_rappor_client_report (spec rappor_client_report): one client as a measurement, one report per
+call. Pre: as above without runs. Law of one call: one report with flip r (the first call on x). Memoisation
+(declared, checked by state.independent_calls): calls on one Bloom filter share its permanent response, their joint
+law that of as many runs; calls on other Bloom filters, and of other clients (measurements), are independent.
+Post: map(1) = ε₁ at r, tight.
 Proof: proofs/rappor_client.md
 """
 
@@ -21,7 +27,7 @@ from fractions import Fraction
 from hypothesis import strategies as st
 
 from vetdp.core.measurement import bitvector_domain, discrete_distance
-from vetdp.engine.spec import BadParams, MeasurementSpec
+from vetdp.engine.spec import BadParams, MeasurementSpec, Memoisation
 from vetdp.impl.rappor import rappor_flip_probability
 from vetdp.specs.randomized_response_bitvec import bits_of, outside, outside_kind
 from vetdp.specs.rappor import BAD_COMMON, inputs, probabilities, shared_permanent_law
@@ -33,7 +39,8 @@ LONGEST_RUNS = {False: {1: 3, 2: 2, 3: 1}, True: {1: 4, 2: 3, 3: 2}}  # as the n
 def build(ctor, p):
     domain = p.get("input_domain") or bitvector_domain(max_weight=p["m"], length=p["k"])
     metric = p.get("input_metric", discrete_distance())
-    return ctor(domain, metric, p["f"], p["p"], p["q"], p["runs"], p["derivation"], p["constant_time"])
+    runs = (p["runs"],) if "runs" in p else ()  # rappor_client_report: one report per call, no runs
+    return ctor(domain, metric, p["f"], p["p"], p["q"], *runs, p["derivation"], p["constant_time"])
 
 
 def flip(p) -> Fraction:
@@ -109,4 +116,56 @@ CLIENT = MeasurementSpec(
     edges=edges,
 )
 
-SPECS = [CLIENT]
+
+
+def repeats_law(p, x, n):
+    """P[the reports of n calls on x = ys]: the client's calls on one Bloom filter share its permanent response."""
+    return runs_law({**p, "runs": n}, x)
+
+
+def report_law(p, x):
+    """P[one call's report = y | B = x]: the first call on x, one run."""
+    return {ys[0]: prob for ys, prob in repeats_law(p, x, 1).items()}
+
+
+def report_params(deep: bool):
+    return st.tuples(st.integers(1, 3 if deep else 2), st.integers(1, 3), probabilities(False),
+                     st.sampled_from(["vetdp", "reference"]), st.booleans()).map(
+        lambda t: {"k": t[0], "m": t[1], **t[2], "derivation": t[3], "constant_time": t[4]}).filter(
+        lambda p: p["f"] > 0 and _reference_ok(p))
+
+
+REPORT_BASE = {key: value for key, value in BASE.items() if key != "runs"}
+
+CLIENT_REPORT = MeasurementSpec(
+    name="rappor_client_report",
+    constructor="make_rappor_client_report",
+    constructor_ref="vetdp.impl.rappor_client:make_rappor_client_report",
+    build=build,
+    params=report_params,
+    examples=[
+        {**REPORT_BASE, "p": 0.5},  # the paper's f, p, q
+        {**REPORT_BASE, "f": 0.25, "p": 0.0, "q": 1.0},  # p = 0, q = 1: ε₁ = ε∞
+        {**REPORT_BASE, "f": 0.45, "p": 0.0, "q": 1.0, "derivation": "reference"},  # r = 58/256 > f/2
+        {**REPORT_BASE, "m": 2, "constant_time": True},  # 2h > k
+        {**REPORT_BASE, "k": 3, "m": 3, "f": 0.75, "p": 0.125, "q": 0.875},
+    ],
+    bad=[*[BadParams(b.id, {**b.params, "k": 2, "derivation": "vetdp"}, b.error, b.names) for b in BAD_COMMON],
+         BadParams("f_zero", {**REPORT_BASE, "f": 0.0}, ValueError, ("f",)),
+         BadParams("derivation_unknown", {**REPORT_BASE, "derivation": "md5"}, ValueError, ("derivation",)),
+         BadParams("reference_f_rounds_to_one", {**REPORT_BASE, "f": 0.995, "derivation": "reference"}, ValueError,
+                   ("f", "reference"))],
+    inputs=inputs,
+    outside=outside,
+    constant_time_param="constant_time",
+    describe="RAPPOR client, one report per call, the permanent response of each Bloom filter kept across calls",
+    law=report_law,
+    outside_kind=outside_kind,
+    max_d_in=3,
+    edges=lambda p: [e for e in edges({**p, "runs": 1}) if e != "runs=1"],
+    # the measurement is one client: calls on one Bloom filter share its permanent response, whose law is the n
+    # runs' law; calls on other Bloom filters, and other clients (measurements), draw their own
+    memoised=Memoisation(key=lambda p, x: bits_of(x), repeats=repeats_law),
+)
+
+SPECS = [CLIENT, CLIENT_REPORT]

@@ -9,6 +9,7 @@ configuration ``vetdp verify`` uses, on one parameter set each.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from fractions import Fraction
@@ -16,7 +17,7 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 
-from tests.mutants import bitvec_mutants, distances_calls_sources, unseen_bitvec
+from tests.mutants import bitvec_mutants, distances_calls_sources, rappor_mutants, unseen_bitvec
 from vetdp.arith.rounding import MAX_FLOAT, nearest_float_or_inf
 from vetdp.cli import main
 from vetdp.engine.distances import TRACE_REGIONS, survey_map
@@ -295,6 +296,108 @@ def test_paths_that_do_not_add_up_are_the_state_clauses_finding_when_fresh_measu
     assert r.message.startswith("state kept between calls: replaying the same choices gave other paths"), r.message
     assert "sum to 3/2" in r.message and "(128 calls: nothing seen: the state is kept outside" in r.message
     assert by_clause["randomness.through_primitives"].status is Status.SKIPPED
+
+
+# ------------------------------------------------------------------ 3'. memoisation declared by the spec
+
+CLIENT = "rappor_client_report"  # one client, one report per call: declares its permanent response per Bloom filter
+CLIENT2 = {"k": 2, "m": 1, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False, "derivation": "vetdp"}
+MEMO_WRONG = [
+    # the report kept too: two calls on one value are one draw, against the declared shared-PRR law
+    (rappor_mutants.client_memoises_its_report_too, "after a call on '00' of the same measurement: "
+     "P[first = '00', second = '00'] = 25/64 (0.390625), the declared memoisation gives 49/256", "declared"),
+    # the declaration violated: a fresh PRR per call averages the permanent noise away
+    (rappor_mutants.client_redraws_its_permanent_response, "after a call on '00' of the same measurement: "
+     "P[first = '00', second = '00'] = 625/4096 (0.152588), the declared memoisation gives 49/256", "declared"),
+    # a memo without the client in its key: two clients share their permanent responses
+    (rappor_mutants.client_memo_ignores_the_client, "after a call on '00' of another measurement built separately: "
+     "P[first = '00', second = '00'] = 49/256 (0.191406), the product of their first calls' laws gives 625/4096",
+     "product"),
+]
+
+
+def test_the_client_that_keeps_its_permanent_responses_passes_as_declared():
+    by_clause = results_of(CLIENT, None, CLIENT2)
+    failing = {c: r.message for c, r in by_clause.items() if r.status.is_failure}
+    assert not failing, failing
+    r = by_clause["state.independent_calls"]
+    assert r.status is Status.PASS, r.message
+    assert "as declared: 128 calls on 20 measurements, cycling through 3 inputs (3 keys)" in r.message, r.message
+    assert ("two calls on one key have the declared joint law for 3 inputs, calls on two keys the product of their "
+            "laws for 1 pair, calls of two measurements for 1 input") in r.message
+    assert by_clause["function.law"].status is Status.PASS  # each clause's call is the first of a fresh client
+
+
+@pytest.mark.parametrize("variant,said,name", MEMO_WRONG, ids=[v.__name__ for v, _, _ in MEMO_WRONG])
+def test_memoisation_other_than_declared_fails_with_the_call_and_the_input(variant, said, name):
+    by_clause = results_of(CLIENT, variant, CLIENT2)
+    failing = {c for c, r in by_clause.items() if r.status.is_failure}
+    assert failing == {"state.independent_calls"}, failing  # each call alone has the one-report law
+    r = by_clause["state.independent_calls"]
+    assert r.message.startswith("state kept across calls: call 2, M('00'), " + said), r.message
+    assert r.witness["call"] == 2 and r.witness["x"] == "00" and name in r.witness, r.witness
+    assert r.repro.startswith("vetdp verify rappor_client_report --impl tests.mutants --params ")
+
+
+def test_a_memo_on_a_key_coarser_than_declared_fails_at_the_first_call_on_an_unseen_key():
+    # the flips kept per first bit: '01' after '00' reuses them, where the declaration makes '01' a fresh key
+    r = results_of(CLIENT, rappor_mutants.client_memo_keyed_on_the_first_bit, CLIENT2)["state.independent_calls"]
+    assert r.status is Status.FAIL, r.message
+    assert r.message.startswith("state kept across calls: call 11 of one measurement, M('01') with the choices "
+                                "[0, 0, 0, 0], returned '11' where a fresh measurement's first call with the same "
+                                "choices returns '11' (it made 2 random choices, the fresh call 4), after 10 earlier "
+                                "calls, a key ('01') this measurement had not seen"), r.message
+    assert r.witness["call"] == 11 and r.witness["x"] == "01"
+
+
+def test_the_declaration_is_what_lets_the_client_pass_and_undeclared_it_fails_at_call_2():
+    from vetdp.engine.calls import Memo, independent_calls
+    from vetdp.engine.clauses import show
+
+    spec = find_spec(CLIENT)
+    ctor = spec.load_constructor()
+    build = functools.partial(spec.build, ctor, CLIENT2)
+    ok, message, witness = independent_calls(build, spec.inputs(CLIENT2), show)  # no declaration: as today
+    assert not ok and message.startswith("state kept across calls: call 2 of one measurement, M("), message
+    declared = Memo(lambda x: spec.memoised.key(CLIENT2, x), lambda x, n: spec.memoised.repeats(CLIENT2, x, n))
+    ok, message, _ = independent_calls(build, spec.inputs(CLIENT2), show, memo=declared)
+    assert ok, message
+
+
+def test_first_calls_builds_a_measurement_afresh_for_every_call_and_keeps_the_rest_of_the_one_built():
+    from vetdp.engine.calls import first_calls
+    from vetdp.impl import make_randomized_response
+
+    class Counter:  # not a dataclass: called as a whole
+        def __init__(self):
+            self.n = 0
+
+        def __call__(self, x):
+            self.n += 1
+            return self.n
+
+        def map(self, d_in):
+            return 0.25
+
+    m = first_calls(Counter, Counter())
+    assert [m(0), m(0), m(1)] == [1, 1, 1] and m.map(1) == 0.25
+
+    def counting():
+        built, seen = make_randomized_response([0, 1, 2], 0.5), []
+        return dataclasses.replace(built, function=lambda x: seen.append(x) or len(seen))
+
+    m = first_calls(counting, counting())
+    assert [m(0), m(0), m(2)] == [1, 1, 1] and m.map(1) == make_randomized_response([0, 1, 2], 0.5).map(1)
+    with pytest.raises(TypeError, match="must be of type int"):
+        m("x")  # the domain is still checked, before the function
+
+
+def test_the_clients_over_runs_spec_keeps_no_state_across_calls_and_declares_none():
+    # make_rappor_client_reports: a fresh client (secret) per call, its runs sharing the PRR inside the call
+    spec = find_spec("rappor_client")
+    assert spec.memoised is None
+    r = results_of("rappor_client", None, {**CLIENT2, "runs": 2})["state.independent_calls"]
+    assert r.status is Status.PASS and "128 calls on one measurement, cycling through 3 inputs" in r.message
 
 
 # ------------------------------------------------------------------ 4. a predictable source

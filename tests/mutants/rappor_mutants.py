@@ -123,3 +123,79 @@ class ClientWithoutSecret:
         client = RapporClient(*args, **kwargs)
         client._responses = LazyPermanentResponses(client.flip, client.constant_time)
         return client
+
+
+# ------------------------------------------------------------------ one client, one report per call (memoisation)
+
+def _client_report(input_domain, input_metric, f, p, q, derivation, constant_time, function_of):
+    """make_rappor_client_report with its function replaced by ``function_of(flip)``."""
+    from vetdp.impl.rappor_client import derivation_flip_probability, make_rappor_client_report
+
+    m = make_rappor_client_report(input_domain, input_metric, f, p, q, derivation, constant_time)
+    return dataclasses.replace(m, function=function_of(derivation_flip_probability(f, derivation)))
+
+
+def client_memoises_its_report_too(input_domain, input_metric, f, p, q, derivation="vetdp", constant_time=False):
+    """Defect: [``state.independent_calls``] the whole report is kept per Bloom filter, not only the permanent
+    response: every later call repeats the first report (memoisation the spec does not declare)."""
+    def function_of(flip):
+        reports: dict = {}
+
+        def function(bits):
+            bits = tuple(bits)
+            if bits not in reports:
+                reports[bits] = _instantaneous(_permanent(bits, flip, constant_time), p, q, constant_time)
+            return reports[bits]
+
+        return function
+
+    return _client_report(input_domain, input_metric, f, p, q, derivation, constant_time, function_of)
+
+
+def client_redraws_its_permanent_response(input_domain, input_metric, f, p, q, derivation="vetdp",
+                                          constant_time=False):
+    """Defect: [``state.independent_calls``] a fresh permanent response on every call (nothing kept): each call has
+    the one-report law, but repeated reports average the permanent noise away (the declaration is violated)."""
+    return _client_report(input_domain, input_metric, f, p, q, derivation, constant_time, lambda flip: (
+        lambda bits: _instantaneous(_permanent(tuple(bits), flip, constant_time), p, q, constant_time)))
+
+
+_SHARED: dict = {}  # a module-level memo: one for every client
+
+
+def client_memo_ignores_the_client(input_domain, input_metric, f, p, q, derivation="vetdp", constant_time=False):
+    """Defect: [``state.independent_calls``] the permanent responses are kept per Bloom filter in a module-level
+    memo, without the client (its secret) in the key: every client reports a value through the same permanent
+    response, so the reports of two clients are not independent."""
+    _SHARED.clear()  # each measurement built clears it, as a process that starts afresh would
+
+    def function_of(flip):
+        def function(bits):
+            bits = tuple(bits)
+            if bits not in _SHARED:
+                _SHARED[bits] = _permanent(bits, flip, constant_time)
+            return _instantaneous(_SHARED[bits], p, q, constant_time)
+
+        return function
+
+    return _client_report(input_domain, input_metric, f, p, q, derivation, constant_time, function_of)
+
+
+def client_memo_keyed_on_the_first_bit(input_domain, input_metric, f, p, q, derivation="vetdp",
+                                       constant_time=False):
+    """Defect: [``state.independent_calls``] the permanent response is kept per first bit of the Bloom filter (a
+    key coarser than the declared one): a later value sharing that bit reuses the first value's flips."""
+    def function_of(flip):
+        flips: dict = {}
+
+        def function(bits):
+            bits = tuple(bits)
+            if bits[:1] not in flips:
+                flips[bits[:1]] = tuple(a != b for a, b in zip(_permanent(bits, flip, constant_time), bits,
+                                                               strict=True))
+            return _instantaneous(tuple(a != b for a, b in zip(bits, flips[bits[:1]], strict=True)), p, q,
+                                  constant_time)
+
+        return function
+
+    return _client_report(input_domain, input_metric, f, p, q, derivation, constant_time, function_of)

@@ -295,6 +295,10 @@ def _construct(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConf
     why = not_a_measurement(raw)
     if why is not None:
         return None, Finding(False, f"the constructor {why}, not a measurement")
+    if spec.memoised is not None:  # the clauses on one call's law judge first calls; the memo is state's clause
+        from vetdp.engine.calls import first_calls
+
+        raw = first_calls(lambda: _build(spec, ctor, params, cfg), raw)
     return GuardedMeasurement(raw), Finding(True)
 
 
@@ -523,9 +527,12 @@ def _independent_calls(spec: MeasurementSpec, ctor: Callable, params: dict, cfg:
     """``state.independent_calls`` (:mod:`vetdp.engine.calls`) on measurements built afresh from ``params``. When it
     sees nothing but the enumeration's paths did not add up (state outside the measurement, e.g. a module global),
     the caller makes that its finding."""
-    from vetdp.engine.calls import independent_calls
+    from vetdp.engine.calls import Memo, independent_calls
 
-    ok, message, witness = independent_calls(lambda: _build(spec, ctor, params, cfg), inputs, show)
+    declared = spec.memoised
+    memo = None if declared is None else Memo(lambda x: declared.key(params, x),
+                                              lambda x, n: declared.repeats(params, x, n))
+    ok, message, witness = independent_calls(lambda: _build(spec, ctor, params, cfg), inputs, show, memo=memo)
     if ok is None:
         return Finding(False, message, undecided=True)
     return Finding(ok, message, witness=witness)

@@ -30,6 +30,7 @@ from vetdp.core.measurement import Measurement
 __all__ = [
     "BadParams",
     "Universal",
+    "Memoisation",
     "exact_value",
     "OutsidePreconditions",
     "SpecFunctionError",
@@ -87,6 +88,23 @@ class Universal:
     # None: every base is enumerated input by input
     coordinate_law: Callable[[Params, bool], dict] | None = None
     enumerate_up_to: int = 6
+
+
+@dataclasses.dataclass(frozen=True)
+class Memoisation:
+    """State a measurement may keep across its calls, declared by its spec and checked as declared by
+    ``state.independent_calls`` (:mod:`vetdp.engine.calls`).
+
+    ``key(params, x)`` names what a call on input x may remember: two calls of one measurement whose keys are equal
+    may depend on each other, and ``repeats(params, x, n)`` is then the exact joint law of n calls on x made one
+    after the other on one measurement ({(output₁, …, outputₙ): P}, outputs frozen); everything else must be
+    independent: a call whose key this measurement has not seen has the law of a fresh measurement's first call
+    whatever was called before, and separately built measurements share nothing (the key is always per
+    measurement: its secret, its client). The other clauses judge one call's law: under a declaration each of their
+    calls is the first call of a measurement built afresh."""
+
+    key: Callable[[Params, Any], Any]
+    repeats: Callable[[Params, Any, int], dict]
 
 
 def exact_value(x: Any) -> Any:
@@ -166,6 +184,9 @@ class MeasurementSpec:
     # where the clauses are decided for every value of the float parameters (vetdp.engine.universal); None: only
     # at the pinned and drawn parameter sets
     universal: Universal | None = None
+    # state the measurement may keep across calls (e.g. a permanent response per client and value), checked as
+    # declared by state.independent_calls; None: every call has the first call's law, independently of the others
+    memoised: Memoisation | None = None
 
     @property
     def impl_ref(self) -> str:
