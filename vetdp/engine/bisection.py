@@ -75,9 +75,7 @@ def bisect_comparison(holds: Callable[..., bool], values: Callable[[float], tupl
     while heap and spent < budget:
         _, a, b, ea, eb = heapq.heappop(heap)
         spent += 1
-        answer = enclosed(ea, eb)
-        if answer is None and (ea, eb) != (a, b):
-            answer = enclosed(a, b)  # the shared ends were too wide: the interval's own ends
+        answer = enclosed(ea, eb) if a != b else enclosed(a, b)  # a single float: its own values decide
         if answer is not None or a == b:
             pieces.append((a, b, answer))  # a single float left undecided: a term cannot be evaluated there
             continue

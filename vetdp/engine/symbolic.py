@@ -240,12 +240,32 @@ def _analysis(name: str, box: Box) -> _Monotone:
     if found is None:
         if len(_ANALYSES) >= _ANALYSES_KEPT:
             _ANALYSES.clear()
-        found = _ANALYSES[key] = _Monotone(name, box)
+            _RECENT.clear()
+        found = _ANALYSES[key] = _Monotone(name, box, _enclosing(name, box))
+        recent = _RECENT.setdefault(name, [])
+        recent.append(found)
+        del recent[:-_RECENT_KEPT]
     return found
 
 
+_RECENT: dict[str, list[_Monotone]] = {}  # by parameter, the latest analyses: the regions split off come next
+_RECENT_KEPT = 64
+
+
+def _enclosing(name: str, box: Box) -> _Monotone | None:
+    """A recent analysis in ``name`` over a box that contains ``box``: what it established (a term monotone, or of
+    one sign, over the larger box) holds on ``box`` too."""
+    for m in reversed(_RECENT.get(name, ())):
+        if m.box.names == box.names and all(
+                float_key(plo) <= float_key(lo) and float_key(hi) <= float_key(phi)
+                for (_, plo, phi), (_, lo, hi) in zip(m.box.ranges, box.ranges, strict=True)):
+            return m
+    return None
+
+
 class _Monotone:
-    def __init__(self, name: str, box: Box):
+    def __init__(self, name: str, box: Box, enclosing: _Monotone | None = None):
+        self.enclosing = enclosing
         self.name, self.box = name, box
         self.cache: dict[Expr, int | None] = {}
         self.signs: dict[Expr, int | None] = {}
@@ -254,7 +274,8 @@ class _Monotone:
         """The sign of the term over the whole box (+1 >= 0, -1 <= 0), from its values at the corners when it is
         monotone in every parameter; None if not established or it changes sign."""
         if term not in self.signs:
-            self.signs[term] = self._sign(term)
+            known = self.enclosing.signs.get(term) if self.enclosing is not None else None
+            self.signs[term] = known if known is not None else self._sign(term)
         return self.signs[term]
 
     def _sign(self, term: Expr) -> int | None:
@@ -273,7 +294,8 @@ class _Monotone:
     def of(self, term: Expr) -> int | None:
         if term in self.cache:
             return self.cache[term]
-        out = self._of(term)
+        known = self.enclosing.cache.get(term) if self.enclosing is not None else None
+        out = known if known is not None else self._of(term)
         self.cache[term] = out
         return out
 
