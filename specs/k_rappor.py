@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from vetdp.accounting.curves import RRFamily, rappor_curve
 from vetdp.accounting.pld import one_run_delta
+from vetdp.arith.expr import var
 from vetdp.core.measurement import AtomDomain, PrivacyConstant, bitvector_domain, discrete_distance
 from vetdp.engine.spec import BadParams, MeasurementSpec, Universal, exact_value, floats_in
 from vetdp.impl.k_rappor import K_RAPPOR_FLIP_PROBABILITY, k_rappor_flip_probability
-from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON
+from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON, flip_probability
 from vetdp.specs.randomized_response_bitvec import (
     flip_family,
     flip_law,
@@ -102,13 +103,20 @@ def coordinate_law(p, bit: bool) -> dict:
     return {bit: 1 - q, not bit: q}
 
 
+def universal_constants(p) -> list[PrivacyConstant]:
+    """The two upper bounds of the reference law's exact loss the map may return (proofs/k_rappor.md, Privacy):
+    the bit-vector bound min(2m, k)·ln((1−q)/q) rounded up at the q of f = 2·flip(p) (obligation
+    randomized_response_bitvec.epsilon.sound), and ε itself (flip(p) >= the real q, obligation
+    k_rappor.flip_probability.sound, and 2m·ln((1−q)/q) = ε there, lemma k_rappor.rho_in_q)."""
+    bound = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON,
+                            {"q": flip_probability(2 * flip(p)), "d": min(2 * p["m"], p["k"])})
+    return [bound, PrivacyConstant(var("epsilon"), {"epsilon": p["epsilon"]})]
+
+
 UNIVERSAL = Universal(
     bases=universal_bases,
     floats=lambda p: {"epsilon": (5e-324, float(MAX_FLOAT))},
-    # the bit-vector bound at the reference flip probability: min(2m, k)·ln((1−q)/q) rounded up (obligation
-    # randomized_response_bitvec.epsilon.sound); the map is the smaller of it and ε
-    constant=lambda p: PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON,
-                                       {"q": flip(p), "d": min(2 * p["m"], p["k"])}),
+    constant=universal_constants,  # the map is the smaller of the two
     coordinate_law=coordinate_law,
 )
 MAX_FLOAT = 1.7976931348623157e308

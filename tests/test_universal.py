@@ -14,6 +14,7 @@ from _install_helpers import REPO
 
 from tests.mutants import universal_variants as uv
 from vetdp.arith.expr import Const, Op, var
+from vetdp.engine.bisection import bisect_comparison
 from vetdp.engine.polynomial import ProbPoly
 from vetdp.engine.runner import draw_params
 from vetdp.engine.spec import find_spec
@@ -331,3 +332,116 @@ def test_long_bit_vectors_are_proved_tight_from_the_farthest_listed_pair_and_a_d
     assert all("against the listed pair at Hamming distance" in why and "exceeds the exact loss" in why
                for _, why in tight.open), tight.open
     assert loose.samples  # the sampled search checks the witness concretely
+
+
+# ------------------------------------------------------------------ comparisons not monotone in the parameter
+
+def _brute(pieces, holds, values, per_piece=64, seed=0):
+    """Every decided piece checked at its ends and at random floats inside it."""
+    import random
+
+    rng = random.Random(seed)
+    for lo, hi, answer in pieces:
+        if answer is None:
+            continue
+        keys = [float_key(lo), float_key(hi)] + [rng.randint(float_key(lo), float_key(hi)) for _ in range(per_piece)]
+        for k in keys:
+            assert holds(*values(float_from_key(k))) is answer, (lo, hi, answer, float_from_key(k))
+
+
+def _crossing_at_one(x):
+    return x, 2 * x - 1  # both increasing; x < 2x − 1 exactly when x > 1 (2x − 1 is exact on [0.5, 4])
+
+
+def test_bisection_decides_two_increasing_terms_up_to_their_crossing_float():
+    pieces = bisect_comparison(lambda a, b: a < b, _crossing_at_one, (1, 1), (-1, 1), 0.5, 4.0, budget=512)
+    assert pieces == [(0.5, 1.0, False), (math.nextafter(1.0, 2.0), 4.0, True)]
+
+
+def test_bisection_at_a_small_budget_leaves_the_crossing_undecided_and_every_decided_piece_is_right():
+    pieces = bisect_comparison(lambda a, b: a < b, _crossing_at_one, (1, 1), (-1, 1), 0.5, 4.0, budget=12)
+    at_crossing = [answer for lo, hi, answer in pieces if lo <= 1.0 <= hi]
+    assert at_crossing == [None]  # 12 sub-intervals cannot reach the crossing float
+    assert {answer for *_, answer in pieces} == {False, None, True}
+    # the pieces cover [0.5, 4] in order, with no gap and no overlap
+    assert pieces[0][0] == 0.5 and pieces[-1][1] == 4.0
+    assert all(float_key(a[1]) + 1 == float_key(b[0]) for a, b in zip(pieces, pieces[1:], strict=False))
+    _brute(pieces, lambda a, b: a < b, _crossing_at_one)
+
+
+@pytest.mark.parametrize("budget", [0, -1, True, 1.5])
+def test_bisection_budget_outside_its_range_raises_naming_it(budget):
+    with pytest.raises(ValueError, match="budget="):
+        bisect_comparison(lambda a, b: a < b, _crossing_at_one, (1, 1), (-1, 1), 0.5, 4.0, budget=budget)
+
+
+def test_explore_regions_splits_a_comparison_of_two_increasing_terms_at_its_crossing():
+    def run(p):
+        x = p["x"]
+        return min(x, x * 0.5 + 1.0) is x  # min keeps x unless x/2 + 1 < x, i.e. unless x > 2
+
+    leaves, unexplored = explore_regions(run, {"x": (0.25, 8.0)}, bisections=1024)  # down to the crossing float
+    assert not unexplored and not any(leaf.escapes for leaf in leaves)
+    assert [(leaf.box["x"], leaf.result) for leaf in leaves] == [((0.25, 2.0), True),
+                                                                   ((math.nextafter(2.0, 3.0), 8.0), False)]
+
+
+def test_explore_regions_leaves_a_chaotic_comparison_open_never_as_a_leaf():
+    def run(p):
+        x = p["x"]
+        return x * 3.0 / 3.0 < x  # one ulp either way, float by float
+
+    leaves, unexplored = explore_regions(run, {"x": (1.0, 2.0)}, bisections=16)
+    assert unexplored and all("near a crossing" in why for _, why in unexplored)
+    for leaf in leaves:  # each leaf's answer holds at every float of it that is probed
+        lo, hi = leaf.box["x"]
+        for k in range(float_key(lo), min(float_key(hi), float_key(lo) + 50) + 1):
+            x = float_from_key(k)
+            assert (x * 3.0 / 3.0 < x) is leaf.result
+
+
+# ------------------------------------------------------------------ k-RAPPOR: min(ε, bound(ε)) for every ε
+
+K_RAPPOR_SHORT = [{"k": k, "m": m, "constant_time": False} for k, m in [(1, 1), (3, 2), (7, 8)]]  # length < 2m
+
+
+def _floats_of(boxes):
+    return sum(floats_between(*b["epsilon"]) for b in boxes)
+
+
+def test_k_rappor_privacy_sound_is_proved_for_every_epsilon_where_the_length_is_below_2m():
+    spec = _spec("k_rappor", K_RAPPOR_SHORT)
+    report = explore_spec(spec, lambda p: spec.build(spec.load_constructor(), p), deep=True)
+    cov = report.clauses["privacy.sound"]
+    assert not cov.failed and not cov.open, report.describe("privacy.sound")
+    # the proved regions tile the valid line once per base: every ε of every base
+    assert _floats_of(cov.proved) == len(K_RAPPOR_SHORT) * floats_between(5e-324, MAX)
+
+
+def test_k_rappor_bounds_equal_up_to_rounding_leave_regions_open_never_proved():
+    spec = _spec("k_rappor", [{"k": 2, "m": 1, "constant_time": False}])  # length 2m: the bound is ε, rounded
+    report = _explore(spec)
+    cov = report.clauses["privacy.sound"]
+    assert not cov.failed and cov.open and all("near a crossing" in why for _, why in cov.open)
+    assert _floats_of(cov.proved) + _floats_of([b for b, _ in cov.open]) == floats_between(5e-324, MAX)
+    for box, _ in cov.open:  # open regions are handed to the sampled search
+        lo, hi = box["epsilon"]
+        assert any(float_key(lo) <= float_key(p["epsilon"]) <= float_key(hi) for p in report.samples)
+
+
+def test_k_rappor_map_too_small_in_a_narrow_band_fails_privacy_sound_with_a_witness_in_the_band():
+    spec = _spec("k_rappor", [{"k": 3, "m": 2, "constant_time": False}])
+    report = _explore(spec, uv.k_rappor_band_map)
+    failed = report.clauses["privacy.sound"].failed
+    assert failed and all(uv.K_RAPPOR_BAND[0] < w["epsilon"] < uv.K_RAPPOR_BAND[1] for _, w, _ in failed)
+    assert "below the exact loss" in failed[0][2]
+    assert report.witnesses and not report.clauses["function.law"].failed
+    drawn = [p["epsilon"] for seed in range(5) for p in draw_params(spec.params(False), 25, seed)]
+    assert not any(uv.K_RAPPOR_BAND[0] < e < uv.K_RAPPOR_BAND[1] for e in drawn)
+
+
+def test_k_rappor_map_taking_the_larger_bound_is_sound_for_every_epsilon():
+    spec = _spec("k_rappor", K_RAPPOR_SHORT[:2])
+    report = explore_spec(spec, lambda p: spec.build(uv.k_rappor_max_map, p), deep=True)
+    cov = report.clauses["privacy.sound"]
+    assert not cov.failed and not cov.open, report.describe("privacy.sound")

@@ -7,6 +7,8 @@ start with "Defect:" (the clause that must fail, and where) or "Sound:" (several
 
 from __future__ import annotations
 
+import dataclasses
+
 from vetdp.core.measurement import (
     AtomDomain,
     DiscreteDistance,
@@ -15,12 +17,17 @@ from vetdp.core.measurement import (
     PrivacyConstant,
 )
 from vetdp.core.validation import check_float, check_interval
+from vetdp.impl.k_rappor import k_rappor_flip_probability, make_k_rappor
 from vetdp.impl.randomized_response import RANDOMIZED_RESPONSE_EPSILON
-from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON, flip_probability
+from vetdp.impl.randomized_response_bitvec import (
+    RANDOMIZED_RESPONSE_BITVEC_EPSILON,
+    flip_probability,
+    make_randomized_response_bitvec,
+)
 from vetdp.sampling.primitives import sample_bernoulli_float
 
 __all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
-           "bool_loose_band", "BAND", "LOOSE_BAND"]
+           "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "K_RAPPOR_BAND"]
 
 BAND = (0.2515, 0.2525)  # bitvec_band's band of f, open at both ends
 LOOSE_BAND = (0.8, 0.8 + 2.0**-20)  # bool_loose_band's band of prob, open at both ends
@@ -107,3 +114,31 @@ def bool_loose_band(prob, constant_time=False):
     """Defect (privacy.tight): for prob in the open band LOOSE_BAND, 2**-20 wide, the map claims 2ε: sound, but
     twice the exact loss; the law is vetdp's everywhere."""
     return _bool(prob, lambda p: p, loose=lambda p: LOOSE_BAND[0] < p < LOOSE_BAND[1])
+
+
+K_RAPPOR_BAND = (2.0, 2.002)  # k_rappor_band_map's band of ε, open at both ends
+
+
+def _k_rappor_map(input_domain, input_metric, epsilon, constant_time, choose):
+    """vetdp's k-RAPPOR with the map ``choose(ε, bit-vector bound)`` (ε the validated parameter)."""
+    measurement = make_k_rappor(input_domain, input_metric, epsilon, constant_time)
+    eps = measurement.parameters["epsilon"]
+    inner = make_randomized_response_bitvec(input_domain, input_metric,
+                                            2 * k_rappor_flip_probability(eps, input_domain.max_weight))
+
+    def privacy_map(d_in):
+        return choose(eps, inner.map(d_in))
+
+    return dataclasses.replace(measurement, privacy_map=privacy_map)
+
+
+def k_rappor_band_map(input_domain, input_metric, epsilon, constant_time=False):
+    """Defect (privacy.sound): for ε in the open band K_RAPPOR_BAND the map takes the smaller of ε and half the
+    bit-vector bound, below the loss when the length is below 2m (the bound is then the loss, and below ε)."""
+    return _k_rappor_map(input_domain, input_metric, epsilon, constant_time,
+                         lambda eps, bound: min(eps, bound / 2 if K_RAPPOR_BAND[0] < eps < K_RAPPOR_BAND[1] else bound))
+
+
+def k_rappor_max_map(input_domain, input_metric, epsilon, constant_time=False):
+    """Sound (privacy.sound, not tight): the map takes the larger of ε and the bit-vector bound, both upper bounds."""
+    return _k_rappor_map(input_domain, input_metric, epsilon, constant_time, max)

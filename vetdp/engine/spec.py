@@ -76,8 +76,9 @@ class Universal:
     floats (an open end moved to the adjacent float). The engine explores the whole float line of each, so that
     the constructor is also seen to reject everything outside. ``constant(params)`` is the
     :class:`~vetdp.core.measurement.PrivacyConstant` that bounds the reference law's exact loss for every
-    parameter value (by the z3 obligations and lemmas of its proof document): a map that is this constant term for
-    term is then sound on every region where the law is the reference law. Long bit vectors (``enumerate_up_to``)
+    parameter value (by the z3 obligations and lemmas of its proof document), or a list of such constants when the
+    map may return any of them (k-RAPPOR: min(ε, bound)): a map that is one of them term for term is then sound on
+    every region where the law is the reference law. Long bit vectors (``enumerate_up_to``)
     are decided from the product structure their code shows, each output bit against ``coordinate_law``."""
 
     bases: Callable[[bool], Sequence[Params]]

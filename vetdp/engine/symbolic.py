@@ -9,7 +9,10 @@ Whenever the code branches on a symbolic value (a comparison, ``bool()``, ``int(
 that could be by zero), the region is asked whether the answer is the same for every point of it. Terms that
 are monotone in their one parameter are decided exactly: the answer is read at the two ends of the interval,
 and where the ends disagree the float at which it changes is found by bisection over the float order
-(:func:`float_cut`), and the region is split there (:class:`Split`). Terms in several parameters are decided
+(:func:`float_cut`), and the region is split there (:class:`Split`). A comparison of two terms monotone in its one
+parameter in directions that do not make it monotone (both growing) is decided by interval bisection
+(:mod:`vetdp.engine.bisection`): the region is split into the sub-intervals where it is decided, and what the budget
+leaves near a crossing is unexplored. Terms in several parameters are decided
 where all corners of the box agree (monotone in each parameter), else the box is halved. A value that leaves
 the symbolic world (``float()``, ``hash()``, a C function such as ``math.log``) *pins* its parameters to the
 point: sound, but that region then covers a single value (:class:`Escape` records where).
@@ -54,6 +57,7 @@ __all__ = [
     "floats_between",
     "is_symbolic",
     "evaluate",
+    "evaluate_shared",
     "monotonicity",
     "compare",
     "substitute",
@@ -195,6 +199,18 @@ def evaluate(term: Expr, env: Mapping[str, float]) -> float:
     return term.to_float(env)
 
 
+def evaluate_shared(terms: tuple[Expr, ...], env: Mapping[str, float]) -> tuple[float, ...]:
+    """:func:`evaluate` of several terms at once, each shared subterm evaluated once (the same floats)."""
+    seen: dict[Expr, float] = {}
+
+    def value(t: Expr) -> float:
+        if t not in seen:
+            seen[t] = t.info.rounded(*(value(a) for a in t.args)) if isinstance(t, Op) else t.to_float(env)
+        return seen[t]
+
+    return tuple(value(t) for t in terms)
+
+
 def _try(term: Expr, env: Mapping[str, float]) -> float | None:
     try:
         return evaluate(term, env)
@@ -224,12 +240,32 @@ def _analysis(name: str, box: Box) -> _Monotone:
     if found is None:
         if len(_ANALYSES) >= _ANALYSES_KEPT:
             _ANALYSES.clear()
-        found = _ANALYSES[key] = _Monotone(name, box)
+            _RECENT.clear()
+        found = _ANALYSES[key] = _Monotone(name, box, _enclosing(name, box))
+        recent = _RECENT.setdefault(name, [])
+        recent.append(found)
+        del recent[:-_RECENT_KEPT]
     return found
 
 
+_RECENT: dict[str, list[_Monotone]] = {}  # by parameter, the latest analyses: the regions split off come next
+_RECENT_KEPT = 64
+
+
+def _enclosing(name: str, box: Box) -> _Monotone | None:
+    """A recent analysis in ``name`` over a box that contains ``box``: what it established (a term monotone, or of
+    one sign, over the larger box) holds on ``box`` too."""
+    for m in reversed(_RECENT.get(name, ())):
+        if m.box.names == box.names and all(
+                float_key(plo) <= float_key(lo) and float_key(hi) <= float_key(phi)
+                for (_, plo, phi), (_, lo, hi) in zip(m.box.ranges, box.ranges, strict=True)):
+            return m
+    return None
+
+
 class _Monotone:
-    def __init__(self, name: str, box: Box):
+    def __init__(self, name: str, box: Box, enclosing: _Monotone | None = None):
+        self.enclosing = enclosing
         self.name, self.box = name, box
         self.cache: dict[Expr, int | None] = {}
         self.signs: dict[Expr, int | None] = {}
@@ -238,7 +274,8 @@ class _Monotone:
         """The sign of the term over the whole box (+1 >= 0, -1 <= 0), from its values at the corners when it is
         monotone in every parameter; None if not established or it changes sign."""
         if term not in self.signs:
-            self.signs[term] = self._sign(term)
+            known = self.enclosing.signs.get(term) if self.enclosing is not None else None
+            self.signs[term] = known if known is not None else self._sign(term)
         return self.signs[term]
 
     def _sign(self, term: Expr) -> int | None:
@@ -257,7 +294,8 @@ class _Monotone:
     def of(self, term: Expr) -> int | None:
         if term in self.cache:
             return self.cache[term]
-        out = self._of(term)
+        known = self.enclosing.cache.get(term) if self.enclosing is not None else None
+        out = known if known is not None else self._of(term)
         self.cache[term] = out
         return out
 
@@ -308,7 +346,9 @@ class Exploration:
 
     _serials = itertools.count()
 
-    def __init__(self, box: Box, max_corner_halvings: int = 48):
+    def __init__(self, box: Box, max_corner_halvings: int = 48, bisections: int | None = None):
+        from vetdp.engine.bisection import BISECTIONS
+
         self.serial = next(Exploration._serials)  # values memoize answers per run: a value kept across runs asks again
         self.box = box
         self.point = box.point()
@@ -318,6 +358,7 @@ class Exploration:
         self.max_corner_halvings = max_corner_halvings
         self.answers: dict[Any, bool] = {}  # a predicate decided on this region, by its key
         self.strict = 0  # > 0: escapes refused (see without_escapes)
+        self.bisections = BISECTIONS if bisections is None else bisections  # sub-intervals per comparison
 
     def monotonicity(self, term: Expr, name: str) -> int | None:
         """:func:`monotonicity` on this region, cached."""
@@ -325,25 +366,29 @@ class Exploration:
 
     # -- deciding a predicate on the region
     def decide(self, pred: Callable[[Mapping[str, float]], bool], terms: tuple[tuple[Expr, int], ...],
-               concrete: bool, what: str | Callable[[], str], key: Any = None) -> bool:
+               concrete: bool, what: str | Callable[[], str], key: Any = None,
+               on_terms: Callable[..., bool] | None = None) -> bool:
         """The answer of ``pred`` for every point of the region, or a :class:`Split` where it changes.
 
         ``pred`` is a function of the parameters through ``terms``, each with the direction (+1/-1) in which the
         predicate's truth moves as that term grows: the predicate is then monotone in every parameter in which
-        each term is monotone with a consistent direction. ``concrete`` is its value at the run's point."""
+        each term is monotone with a consistent direction. ``concrete`` is its value at the run's point.
+        ``on_terms(*values)``, the predicate on the terms' values, lets a predicate whose terms are monotone in
+        inconsistent directions be decided by bisection (:meth:`_bisected`) instead of pinning the region."""
         if self.halted is not None:
             raise self.halted
         if key is not None and key in self.answers:
             return self.answers[key]
-        answer = self._decide(pred, terms, concrete, what)
+        answer = self._decide(pred, terms, concrete, what, key, on_terms)
         if key is not None:
             self.answers[key] = answer
         return answer
 
     def _decide(self, pred: Callable[[Mapping[str, float]], bool], terms: tuple[tuple[Expr, int], ...],
-                concrete: bool, what: str | Callable[[], str]) -> bool:
+                concrete: bool, what: str | Callable[[], str], key: Any = None,
+                on_terms: Callable[..., bool] | None = None) -> bool:
         if callable(what):  # described lazily: most predicates are decided without a word
-            return self._decide(pred, terms, concrete, _Lazy(what))
+            return self._decide(pred, terms, concrete, _Lazy(what), key, on_terms)
         names = sorted({n for t, _ in terms for n in t.variables()} - self.pinned)
         names = [n for n in names if floats_between(*self.box[n]) > 1]
         if not names:
@@ -352,6 +397,8 @@ class Exploration:
             ms = [(self.monotonicity(t, n), d) for t, d in terms]
             ways = {None} if any(m is None for m, _ in ms) else {d * m for m, d in ms if m != 0}
             if None in ways or len(ways) > 1:
+                if on_terms is not None and key is not None and len(names) == 1 and None not in ways:
+                    return self._bisected(on_terms, terms, [m for m, _ in ms], n, what, key)
                 return self.escape(f"a branch not known to be monotone in {n} ({what})", names, concrete)
         if len(names) == 1:
             name = names[0]
@@ -381,6 +428,42 @@ class Exploration:
     def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = ()) -> Split:
         self.halted = Split(parts, why, dead)
         return self.halted
+
+    def _bisected(self, on_terms: Callable[..., bool], terms: tuple[tuple[Expr, int], ...], trends: list[int],
+                  name: str, what: Any, key: Any) -> bool:
+        """A predicate of terms each monotone in ``name`` (``trends``), in directions that do not agree: its answer
+        on the region where :func:`~vetdp.engine.bisection.bisect_comparison` decides it for the whole region, else
+        a :class:`Split` into the decided pieces, the undecided ones left unexplored with the reason (never
+        proved). Decided pieces are remembered, so that the runs on them find their answer at once."""
+        from vetdp.engine import bisection
+
+        lo, hi = self.box[name]
+        held = sorted({v for t, _ in terms for v in t.variables()} - {name})  # pinned or one float each
+        # the budget is part of the key: a region's coverage never depends on what earlier explorations decided
+        memo_key = (key, name, tuple((v, float_key(self.point[v])) for v in held), self.bisections)
+        known = bisection.decided_on(memo_key, lo, hi)
+        if known is not None:
+            return known
+
+        def values(x: float) -> tuple[float, ...] | None:
+            env = dict(self.point)
+            env[name] = x
+            try:
+                return evaluate_shared(tuple(t for t, _ in terms), env)
+            except (R.FloatArithmeticError, ArithmeticError, ValueError):
+                return None
+
+        pieces = bisection.bisect_comparison(on_terms, values, trends, [d for _, d in terms], lo, hi,
+                                             self.bisections)
+        bisection.remember(memo_key, pieces)
+        if len(pieces) == 1 and pieces[0][2] is not None:
+            return pieces[0][2]
+        decided = tuple(self.box.with_range(name, a, b) for a, b, answer in pieces if answer is not None)
+        undecided = tuple(self.box.with_range(name, a, b) for a, b, answer in pieces if answer is None)
+        why = (f"{what} is not monotone in {name}: interval bisection decides it on {len(decided)} region(s)"
+               + (f", not on {len(undecided)} near a crossing (the two sides' enclosures overlap at the budget of "
+                  f"{self.bisections} sub-intervals)" if undecided else ""))
+        raise self._split(decided, why, undecided)
 
     @contextlib.contextmanager
     def without_escapes(self) -> Iterator[None]:
@@ -497,7 +580,7 @@ def compare(term: Expr, value: float, name: str, other: Any) -> bool:
                                      op(Fraction(value), o_value), what, key=(term, op, "exact", o_value))
         return _context().decide(lambda env: op(evaluate(term, env), evaluate(o_term, env)),
                                  ((term, direction), (o_term, -direction)), op(value, o_value), what,
-                                 key=(term, op, o_term))
+                                 key=(term, op, o_term), on_terms=op)
 
     if name in _ONE_SIDED:
         (op, direction), = _ONE_SIDED[name]
@@ -718,8 +801,8 @@ class Leaf:
 
 
 @contextlib.contextmanager
-def exploring(box: Box) -> Iterator[Exploration]:
-    ctx = Exploration(box)
+def exploring(box: Box, bisections: int | None = None) -> Iterator[Exploration]:
+    ctx = Exploration(box, bisections=bisections)
     token = _current.set(ctx)
     try:
         yield ctx
@@ -728,13 +811,15 @@ def exploring(box: Box) -> Iterator[Exploration]:
 
 
 def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[str, tuple[float, float]], *,
-                    budget: int = 2_000, on_leaf: Callable[[Leaf], None] | None = None
-                    ) -> tuple[list[Leaf], list[tuple[Box, str]]]:
+                    budget: int = 2_000, on_leaf: Callable[[Leaf], None] | None = None,
+                    bisections: int | None = None) -> tuple[list[Leaf], list[tuple[Box, str]]]:
     """Partition ``space`` (parameter -> (lo, hi) floats) into leaves by running ``run`` on symbolic parameters.
 
     Returns (leaves, unexplored): the leaves cover the space except the boxes in ``unexplored`` (each with the
     reason), which are left when more than ``budget`` runs would be needed. ``run`` is called once per region
-    (again after every split); exceptions of the code are its results, a :class:`Split` is not.
+    (again after every split); exceptions of the code are its results, a :class:`Split` is not. ``bisections``
+    bounds the sub-intervals examined to decide one non-monotone comparison on one region
+    (:mod:`vetdp.engine.bisection`; None: its default).
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
@@ -749,7 +834,7 @@ def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[st
             return leaves, unexplored + [(b, spent + (f" (last split: {w})" if w else "")) for b, w in
                                          [(box, why), *pending]]
         runs += 1
-        with exploring(box) as ctx:
+        with exploring(box, bisections) as ctx:
             params = {name: SymFloat(Var(name), x) for name, x in ctx.point.items()}
             try:
                 result = run(params)

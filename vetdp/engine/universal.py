@@ -18,9 +18,10 @@ Clauses:
 * ``function.law`` — on every accepted leaf, the code's law is the reference law (or an admissible one) as
   polynomials in the same terms, or in terms that z3 proves equal on the leaf (:func:`terms_equal`), so equal
   for every value of the leaf; where it differs, a value at which the probabilities differ is the witness;
-* ``privacy.sound`` — on every region where the law is the reference law and the map is, term for term, the
-  spec's privacy constant (whose z3 obligations and lemmas prove it at least the reference law's exact loss for
-  every parameter value), the map is sound for every value of the region;
+* ``privacy.sound`` — on every region where the law is the reference law and the map is, term for term, one of the
+  spec's admissible privacy constants (whose z3 obligations and lemmas prove each at least the reference law's
+  exact loss for every parameter value), the map is sound for every value of the region; where the map is none of
+  them, the exact loss of the code's law at the region's point is computed, and a map below it fails there.
 * ``privacy.tight`` — on every region where the law is the reference law, the map is within 2**-30 (relative)
   + 2**-40 of the reference law's exact loss for every value (:mod:`vetdp.engine.tightness`: the map's formula
   proved equal to the loss by sympy, its rounding bounded by interval arithmetic on sub-boxes), or a value where
@@ -41,6 +42,7 @@ from fractions import Fraction
 from typing import Any
 
 from vetdp.arith.expr import Const, Expr, Op, Var
+from vetdp.engine import bisection
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, enumerate_paths, freeze
 from vetdp.engine.polynomial import ProbPoly, poly_value
 from vetdp.engine.symbolic import (
@@ -187,10 +189,12 @@ class _Structured:
 
 @dataclasses.dataclass(frozen=True)
 class _Claim:
-    """Pass 2: the code's map(d_in) (or the Raised it gave) and the spec's privacy constant."""
+    """Pass 2: the code's map(d_in) (or the Raised it gave) and the spec's privacy constant (the first of its
+    admissible ones, ``constants``)."""
 
     claim: Any
     constant: Any
+    constants: tuple = ()
 
 
 def _construct(build: Callable[[dict], Any], params: dict) -> Any:
@@ -253,11 +257,19 @@ def _claim_run(spec: Any, build: Callable[[dict], Any], base: dict) -> Callable[
             raise
         except Exception as e:  # noqa: BLE001 - a map that raises is a finding of the sampled clauses
             claim = Raised(type(e).__name__, str(e))
-        universal = spec.universal
-        constant = universal.constant(params).value if universal.constant is not None else None
-        return _Claim(claim, constant)
+        constants = admissible_constants(spec.universal, params)
+        return _Claim(claim, constants[0] if constants else None, constants)
 
     return run
+
+
+def admissible_constants(universal: Any, params: dict) -> tuple:
+    """The values of the spec's admissible privacy constants at ``params`` (``Universal.constant`` gives one
+    PrivacyConstant or a sequence of them); () when it names none."""
+    if universal.constant is None:
+        return ()
+    given = universal.constant(params)
+    return tuple(c.value for c in (given if isinstance(given, (list, tuple)) else (given,)))
 
 
 def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
@@ -654,11 +666,19 @@ class _Judge:
         cov.proved.append(box)
         return True
 
-    def claim(self, leaf: Leaf, law_is_reference: bool) -> None:
-        """privacy.sound on a region of pass 2: proved when the law is the reference law and the map the spec's
-        constant, term for term."""
+    def claim(self, leaf: Leaf, law_is_reference: bool,
+              refute: Callable[[dict, Any], str | None] | None = None) -> None:
+        """privacy.sound on a region of pass 2: proved when the law is the reference law and the map one of the
+        spec's admissible constants, term for term; failed where ``refute(point, claim)`` (the exact loss of the
+        code's law at the region's point, see :func:`_refuted`) finds the map below the loss."""
         cov = self.report.clauses["privacy.sound"]
         box, result = leaf.box, leaf.result
+        if (refute is not None and not isinstance(result, _Rejected) and result.constants
+                and not any(_same_term(result.claim, c) for c in result.constants)):
+            why = refute(box.point(), result.claim)
+            if why is not None:
+                cov.failed.append((box, self.witness(box.point()), why))
+                return
         if isinstance(result, _Rejected):  # the constructor decided otherwise on a second run: not the same code
             cov.failed.append((box, self.witness(box.point()), f"the constructor rejected these parameters on a "
                                                                f"second run: {result.error}"))
@@ -666,10 +686,10 @@ class _Judge:
             cov.open.append((box, "the law is not the reference law term for term"))
         elif result.constant is None:
             cov.open.append((box, "the spec names no privacy constant"))
-        elif _same_term(result.claim, result.constant):
+        elif any(_same_term(result.claim, c) for c in result.constants or (result.constant,)):
             cov.proved.append(box)
         elif box.size() == 1:
-            if _same_value(result.claim, result.constant):
+            if any(_same_value(result.claim, c) for c in result.constants or (result.constant,)):
                 cov.proved.append(box)
             else:
                 cov.open.append((box, "the map is not the spec's constant here; checked at this point"))
@@ -680,7 +700,8 @@ class _Judge:
             self.sample(box.point())
         else:
             cov.open.append((box, f"the map ({_term(result.claim)}) is not the spec's constant "
-                                  f"({_term(result.constant)}) term for term"))
+                                  f"({' or '.join(_term(c) for c in result.constants or (result.constant,))}) "
+                                  "term for term"))
             self.sample(box.point())
 
     def tight(self, spec: Any, leaf: Leaf, law: Any) -> None:
@@ -792,7 +813,8 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
             break
         before = sum(len(c.failed) for c in report.clauses.values())
         try:
-            _explore_base(report, spec, build, base, budget, region_budget)
+            _explore_base(report, spec, build, base, budget, region_budget,
+                          bisection.DEEP_BISECTIONS if deep else bisection.BISECTIONS)
         except (KeyboardInterrupt, DeadlineExceeded):
             raise
         except BaseException as e:  # noqa: BLE001 - code that cannot run on symbolic values: the base stays open
@@ -806,13 +828,14 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
 
 
 def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
-                  region_budget: int) -> None:
+                  region_budget: int, bisections: int | None = None) -> None:
     valid = dict(spec.universal.floats(base))
     fixed = {k: v for k, v in base.items() if k not in valid}
     judge = _Judge(report, fixed, valid)
     space = {n: _WHOLE_LINE for n in valid}
     try:
-        leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget), space, budget=region_budget)
+        leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget), space, budget=region_budget,
+                                             bisections=bisections)
     except EnumerationBudgetExceeded as e:
         for c in UNIVERSAL_CLAUSES:
             judge.unexplored(c, Box.of(space), f"a law needs more than {budget} paths ({e})")
@@ -830,13 +853,34 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
         is_reference = judge.law(box, leaf.result)
         claims, open_claims = explore_regions(_claim_run(spec, build, fixed), dict((n, (lo, hi))
                                                                                   for n, lo, hi in box.ranges),
-                                              budget=region_budget)
+                                              budget=region_budget, bisections=bisections)
+        refute = None
+        if isinstance(leaf.result, _Laws):
+            def refute(env: dict, claim: Any, laws: dict = leaf.result.laws) -> str | None:
+                return _refuted(spec, fixed, laws, env, claim)
         for claim_leaf in claims:
-            judge.claim(claim_leaf, is_reference)
+            judge.claim(claim_leaf, is_reference, refute)
             judge.tight(spec, claim_leaf, leaf.result if is_reference else None)
         for part, why in open_claims:
             judge.unexplored("privacy.sound", part, why)
             judge.unexplored("privacy.tight", part, why)
+
+
+def _refuted(spec: Any, fixed: dict, laws: dict, env: dict, claim: Any) -> str | None:
+    """Why the map is unsound at the parameter value ``env`` (its exact loss, from the code's law there, is above the
+    map's value), or None when that is not established (sound there, undecided, or a map that raised)."""
+    from vetdp.engine.clauses import _loss_finding, pairs_within
+
+    value = claim.value if isinstance(claim, SymFloat) else claim
+    if not isinstance(value, float):
+        return None
+    dists = {x: {y: poly_value(q, env) for y, q in law.items()} for x, law in laws.items()}
+    if len(dists) < 2:
+        return None
+    finding, _ = _loss_finding(value, spec.d_in, dists, pairs_within(spec, {**fixed, **env}, list(dists), spec.d_in))
+    if finding.ok or finding.undecided:
+        return None
+    return f"at {_show_env(env)}: {finding.message}"
 
 
 def floats_count(box: Box) -> int:
