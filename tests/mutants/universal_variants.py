@@ -27,7 +27,8 @@ from vetdp.impl.randomized_response_bitvec import (
 from vetdp.sampling.primitives import sample_bernoulli_float
 
 __all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
-           "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "K_RAPPOR_BAND"]
+           "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "k_rappor_nudged_min",
+           "K_RAPPOR_BAND"]
 
 BAND = (0.2515, 0.2525)  # bitvec_band's band of f, open at both ends
 LOOSE_BAND = (0.8, 0.8 + 2.0**-20)  # bool_loose_band's band of prob, open at both ends
@@ -142,3 +143,9 @@ def k_rappor_band_map(input_domain, input_metric, epsilon, constant_time=False):
 def k_rappor_max_map(input_domain, input_metric, epsilon, constant_time=False):
     """Sound (privacy.sound, not tight): the map takes the larger of ε and the bit-vector bound, both upper bounds."""
     return _k_rappor_map(input_domain, input_metric, epsilon, constant_time, max)
+
+
+def k_rappor_nudged_min(input_domain, input_metric, epsilon, constant_time=False):
+    """Sound, not a constant term for term: the smaller of ε and the bit-vector bound times 1 + 2**-52."""
+    return _k_rappor_map(input_domain, input_metric, epsilon, constant_time,
+                         lambda eps, bound: min(eps, bound * (1.0 + 2.0**-52)))

@@ -167,11 +167,13 @@ class Box:
 
 class Split(BaseException):
     """The current region must be split into ``parts`` before the run can go on (not an outcome of the code);
-    ``dead`` parts cannot be explored symbolically (``why`` says what the code did)."""
+    ``dead`` parts cannot be explored symbolically (``why`` says what the code did). ``fork_key``: the dead parts
+    are where one comparison (by its key) is left undecided, and may instead be explored once per answer (see
+    :func:`explore_regions`' ``forks``)."""
 
-    def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = ()):
+    def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None):
         super().__init__(why)
-        self.parts, self.why, self.dead = parts, why, dead
+        self.parts, self.why, self.dead, self.fork_key = parts, why, dead, fork_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -346,7 +348,8 @@ class Exploration:
 
     _serials = itertools.count()
 
-    def __init__(self, box: Box, max_corner_halvings: int = 48, bisections: int | None = None):
+    def __init__(self, box: Box, max_corner_halvings: int = 48, bisections: int | None = None,
+                 assumed: Mapping[Any, bool] | None = None):
         from vetdp.engine.bisection import BISECTIONS
 
         self.serial = next(Exploration._serials)  # values memoize answers per run: a value kept across runs asks again
@@ -356,7 +359,8 @@ class Exploration:
         self.pinned: set[str] = set()
         self.halted: BaseException | None = None
         self.max_corner_halvings = max_corner_halvings
-        self.answers: dict[Any, bool] = {}  # a predicate decided on this region, by its key
+        # a predicate decided on this region, by its key; a fork's assumed answers are given, never decided
+        self.answers: dict[Any, bool] = dict(assumed or {})
         self.strict = 0  # > 0: escapes refused (see without_escapes)
         self.bisections = BISECTIONS if bisections is None else bisections  # sub-intervals per comparison
 
@@ -425,8 +429,8 @@ class Exploration:
         mid = float_from_key((float_key(lo) + float_key(hi) + 1) // 2)
         raise self._split(self.box.split(name, mid), f"{what} depends on {', '.join(names)} jointly")
 
-    def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = ()) -> Split:
-        self.halted = Split(parts, why, dead)
+    def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None) -> Split:
+        self.halted = Split(parts, why, dead, fork_key)
         return self.halted
 
     def _bisected(self, on_terms: Callable[..., bool], terms: tuple[tuple[Expr, int], ...], trends: list[int],
@@ -463,7 +467,7 @@ class Exploration:
         why = (f"{what} is not monotone in {name}: interval bisection decides it on {len(decided)} region(s)"
                + (f", not on {len(undecided)} near a crossing (the two sides' enclosures overlap at the budget of "
                   f"{self.bisections} sub-intervals)" if undecided else ""))
-        raise self._split(decided, why, undecided)
+        raise self._split(decided, why, undecided, fork_key=key)
 
     @contextlib.contextmanager
     def without_escapes(self) -> Iterator[None]:
@@ -798,11 +802,15 @@ class Leaf:
     box: Box
     result: Any
     escapes: tuple[Escape, ...]  # where parameters were pinned (the box is then a point in them)
+    # a fork's assumed answers of comparisons left undecided on the box, as (what, answer): the run is the code's
+    # path only at the box's points where the comparisons answer so (see explore_regions' forks)
+    assumed: tuple[tuple[str, bool], ...] = ()
 
 
 @contextlib.contextmanager
-def exploring(box: Box, bisections: int | None = None) -> Iterator[Exploration]:
-    ctx = Exploration(box, bisections=bisections)
+def exploring(box: Box, bisections: int | None = None, assumed: Mapping[Any, bool] | None = None
+              ) -> Iterator[Exploration]:
+    ctx = Exploration(box, bisections=bisections, assumed=assumed)
     token = _current.set(ctx)
     try:
         yield ctx
@@ -812,7 +820,7 @@ def exploring(box: Box, bisections: int | None = None) -> Iterator[Exploration]:
 
 def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[str, tuple[float, float]], *,
                     budget: int = 2_000, on_leaf: Callable[[Leaf], None] | None = None,
-                    bisections: int | None = None) -> tuple[list[Leaf], list[tuple[Box, str]]]:
+                    bisections: int | None = None, forks: int = 0) -> tuple[list[Leaf], list[tuple[Box, str]]]:
     """Partition ``space`` (parameter -> (lo, hi) floats) into leaves by running ``run`` on symbolic parameters.
 
     Returns (leaves, unexplored): the leaves cover the space except the boxes in ``unexplored`` (each with the
@@ -820,34 +828,47 @@ def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[st
     (again after every split); exceptions of the code are its results, a :class:`Split` is not. ``bisections``
     bounds the sub-intervals examined to decide one non-monotone comparison on one region
     (:mod:`vetdp.engine.bisection`; None: its default).
+
+    ``forks``: a box where a comparison is left undecided (near a crossing) is run once with each answer assumed,
+    up to this many assumed comparisons on one path; each such leaf carries its ``assumed`` answers. Every point of
+    the box follows one of its forks, so a property proved of every fork's result for every point of the box holds
+    there; a property that fails on one fork is not established to fail (that fork may be taken nowhere).
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
-    pending: list[tuple[Box, str]] = [(Box.of(space), "")]
+    pending: list[tuple[Box, str, dict, tuple]] = [(Box.of(space), "", {}, ())]
     leaves: list[Leaf] = []
     unexplored: list[tuple[Box, str]] = []
     runs = 0
+
+    def follow(s: Split, assumed: dict, said: tuple) -> None:
+        pending.extend((part, s.why, assumed, said) for part in reversed(s.parts))
+        if s.fork_key is not None and len(assumed) < forks:
+            for part in s.dead:
+                for answer in (True, False):
+                    pending.append((part, s.why, {**assumed, s.fork_key: answer},
+                                    (*said, (s.why.split(" is not monotone")[0], answer))))
+        else:
+            unexplored.extend((part, s.why) for part in s.dead)
+
     while pending:
-        box, why = pending.pop()
+        box, why, assumed, said = pending.pop()
         if runs >= budget:
             spent = f"the region budget of {budget} runs was spent"
-            return leaves, unexplored + [(b, spent + (f" (last split: {w})" if w else "")) for b, w in
-                                         [(box, why), *pending]]
+            return leaves, unexplored + [(b, spent + (f" (last split: {w})" if w else "")) for b, w, _, _ in
+                                         [(box, why, assumed, said), *pending]]
         runs += 1
-        with exploring(box, bisections) as ctx:
+        with exploring(box, bisections, assumed) as ctx:
             params = {name: SymFloat(Var(name), x) for name, x in ctx.point.items()}
             try:
                 result = run(params)
             except Split as s:
-                pending.extend((part, s.why) for part in reversed(s.parts))
-                unexplored.extend((part, s.why) for part in s.dead)
+                follow(s, assumed, said)
                 continue
             if ctx.halted is not None:  # the code swallowed a Split: its result cannot be trusted
-                s = ctx.halted
-                pending.extend((part, s.why) for part in reversed(s.parts))
-                unexplored.extend((part, s.why) for part in s.dead)
+                follow(ctx.halted, assumed, said)
                 continue
-        leaf = Leaf(box, result, tuple(ctx.escapes))
+        leaf = Leaf(box, result, tuple(ctx.escapes), said)
         leaves.append(leaf)
         if on_leaf is not None:
             on_leaf(leaf)

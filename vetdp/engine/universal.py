@@ -69,6 +69,8 @@ _WHOLE_LINE = (-MAX_FLOAT, MAX_FLOAT)
 # concrete replays confirming a long vector's product structure on each base (all-0, all-1 and 6 seeded plans; the
 # concrete search checks the structure again, with 32, at the parameter sets it draws)
 STRUCTURE_REPLAYS = 8
+# comparisons left undecided near a crossing that the claim pass explores with each answer assumed, on one path
+CLAIM_FORKS = 2
 _STOP_AFTER_FAILING_BASES = 3  # a clause failing on this many bases: the rest are not explored (the witness is found)
 
 
@@ -704,6 +706,27 @@ class _Judge:
                                   "term for term"))
             self.sample(box.point())
 
+    def claim_forks(self, box: Box, forks: list[Leaf], law_is_reference: bool) -> None:
+        """privacy.sound on a region where a comparison of the map is left undecided, from the runs with each of its
+        answers assumed (:func:`~vetdp.engine.symbolic.explore_regions`' forks): every point of the region follows
+        one of them, so the map is sound on the whole region when every fork's map is one of the spec's admissible
+        constants term for term (each sound for every parameter value). Anything else is open, never failed: a fork
+        may be taken at no point. ``privacy.tight`` is left open there (which side is taken is not decided)."""
+        cov = self.report.clauses["privacy.sound"]
+        said = sorted({f"{what} assumed {answer}" for leaf in forks for what, answer in leaf.assumed})
+        proved = law_is_reference and all(
+            not isinstance(leaf.result, _Rejected) and leaf.result.constant is not None and not leaf.escapes
+            and any(_same_term(leaf.result.claim, c) for c in leaf.result.constants or (leaf.result.constant,))
+            for leaf in forks)
+        if proved:
+            cov.proved.append(box)
+        else:
+            cov.open.append((box, f"a comparison left undecided near a crossing, explored with each answer "
+                                  f"({'; '.join(said)}): not every side's map is an admissible constant term for term"))
+            self.sample(box.point())
+        self.report.clauses["privacy.tight"].open.append(
+            (box, "which side of a comparison left undecided near a crossing the map takes is not decided"))
+
     def tight(self, spec: Any, leaf: Leaf, law: Any) -> None:
         """privacy.tight on a region of pass 2 where the law is the reference law (``law``, pass 1's result): the
         map within 2**-30 (relative) + 2**-40 of the reference law's exact loss for every value
@@ -853,14 +876,20 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
         is_reference = judge.law(box, leaf.result)
         claims, open_claims = explore_regions(_claim_run(spec, build, fixed), dict((n, (lo, hi))
                                                                                   for n, lo, hi in box.ranges),
-                                              budget=region_budget, bisections=bisections)
+                                              budget=region_budget, bisections=bisections, forks=CLAIM_FORKS)
         refute = None
         if isinstance(leaf.result, _Laws):
             def refute(env: dict, claim: Any, laws: dict = leaf.result.laws) -> str | None:
                 return _refuted(spec, fixed, laws, env, claim)
+        forked: dict[Box, list[Leaf]] = {}
         for claim_leaf in claims:
+            if claim_leaf.assumed:
+                forked.setdefault(claim_leaf.box, []).append(claim_leaf)
+                continue
             judge.claim(claim_leaf, is_reference, refute)
             judge.tight(spec, claim_leaf, leaf.result if is_reference else None)
+        for part, forks in forked.items():
+            judge.claim_forks(part, forks, is_reference)
         for part, why in open_claims:
             judge.unexplored("privacy.sound", part, why)
             judge.unexplored("privacy.tight", part, why)
