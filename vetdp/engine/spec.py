@@ -26,6 +26,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from vetdp.core.measurement import Measurement
+from vetdp.core.validation import exact_rational
 
 __all__ = [
     "BadParams",
@@ -87,15 +88,16 @@ class Universal:
     # None: every base is enumerated input by input
     coordinate_law: Callable[[Params, bool], dict] | None = None
     enumerate_up_to: int = 6
+    # a precondition linking the float parameters (not a product of intervals, e.g. p < q), as a predicate of the
+    # parameters decided on the same regions as the code (exact_value, comparisons); None: floats(base) says all
+    accepts: Callable[[Params], bool] | None = None
 
 
 def exact_value(x: Any) -> Any:
     """The exact rational value of a float, int or Fraction (``Fraction(x)``); for the engine's symbolic floats
     (:mod:`vetdp.engine.symbolic`), the probability as a polynomial in it. Spec laws use it so that the same law
     serves concrete parameters and regions of them."""
-    if getattr(type(x), "_vetdp_symbolic_", False):
-        return x.__vetdp_probability__()
-    return Fraction(x)
+    return exact_rational(x)
 
 
 @dataclasses.dataclass(frozen=True)
