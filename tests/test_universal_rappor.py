@@ -115,3 +115,29 @@ def test_the_gate_fails_the_band_and_the_sampled_search_alone_accepts_it(ctor):
     sampled = _rows(ctor, max_regions=0)
     assert "search.universal" not in sampled
     assert sampled["function.law"].status == "pass" and sampled["privacy.sound"].status == "pass"
+
+
+# ------------------------------------------------------------------ RAPPOR's n reports (the memoised bound ε∞)
+
+def _explore_many(ctor=None):
+    spec = find_spec("rappor_reports")
+    ctor = ctor if ctor is not None else spec.load_constructor()
+    return explore_spec(spec, lambda p: spec.build(ctor, p))
+
+
+def test_rappor_reports_share_one_permanent_response_for_every_f_p_q():
+    report = _explore_many()
+    for clause in ("precondition.regions", "function.law", "privacy.sound"):
+        cov = report.clauses[clause]
+        assert cov.proved and not cov.failed, (clause, report.describe(clause))
+        assert all("jointly" in why for _, why in cov.open), report.describe(clause)
+    assert any(box.contains({"f": 0.5, "p": 0.5, "q": 0.75}) for box in report.clauses["privacy.sound"].proved)
+
+
+def test_reports_that_redraw_the_permanent_response_fail_the_law_everywhere_and_f_zero_fails_the_precondition():
+    from tests.mutants.rappor_mutants import reports_accept_f_zero, reports_not_memoized
+
+    fresh = _explore_many(reports_not_memoized).clauses["function.law"]
+    assert fresh.failed and not fresh.proved
+    zero = _explore_many(reports_accept_f_zero).clauses["precondition.regions"]
+    assert zero.failed and all(w["f"] == 0 for _, w, _ in zero.failed)
