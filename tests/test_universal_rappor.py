@@ -141,3 +141,13 @@ def test_reports_that_redraw_the_permanent_response_fail_the_law_everywhere_and_
     assert fresh.failed and not fresh.proved
     zero = _explore_many(reports_accept_f_zero).clauses["precondition.regions"]
     assert zero.failed and all(w["f"] == 0 for _, w, _ in zero.failed)
+
+
+def test_a_parameter_pinned_to_a_point_is_compared_with_a_wide_one_by_a_cut_not_by_its_point():
+    def run(s):
+        p = float(s["p"])  # pins p to the run's point
+        return p < s["q"]
+
+    leaves, _ = explore_regions(run, {"p": (0.5, 0.5), "q": (0.25, 1.0)})
+    assert {leaf.result: leaf.box["q"] for leaf in leaves} == {False: (0.25, 0.5),
+                                                               True: (math.nextafter(0.5, 1.0), 1.0)}

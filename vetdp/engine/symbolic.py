@@ -442,13 +442,15 @@ class Exploration:
             return None
         return min(values), max(values)
 
-    def order(self, a: str, name: str, b: str, concrete: bool) -> bool:
-        """``a <name> b`` for two parameters (lt, le, gt, ge), decided by the region's orders; where the region
-        holds both answers it is split into the two ordered parts (exactly, not by halving)."""
+    def both_wide(self, a: str, b: str) -> bool:
+        """Whether two distinct parameters each range over several floats of the region (neither pinned)."""
+        return a != b and all(n not in self.pinned and floats_between(*self.box[n]) > 1 for n in (a, b))
+
+    def order(self, a: str, name: str, b: str) -> bool:
+        """``a <name> b`` for two wide parameters (lt, le, gt, ge), decided by the region's orders; where the
+        region holds both answers it is split into the two ordered parts (exactly, not by halving)."""
         if self.halted is not None:
             raise self.halted
-        if a in self.pinned or b in self.pinned:
-            return concrete
         x, y, strict = {"lt": (a, b, True), "le": (a, b, False), "gt": (b, a, True), "ge": (b, a, False)}[name]
         if self.box.implies(x, y, strict):
             return True
@@ -571,8 +573,8 @@ def compare(term: Expr, value: float, name: str, other: Any) -> bool:
         return f"{term} {_SYMBOL[name]} {other if exact else o_term}"
 
     def side(op: Callable, direction: int) -> bool:
-        if isinstance(term, Var) and isinstance(o_term, Var) and term.name != o_term.name:
-            return _context().order(term.name, op.__name__, o_term.name, op(value, o_value))
+        if isinstance(term, Var) and isinstance(o_term, Var) and _context().both_wide(term.name, o_term.name):
+            return _context().order(term.name, op.__name__, o_term.name)
         if exact:
             return _context().decide(lambda env: op(Fraction(evaluate(term, env)), o_value), ((term, direction),),
                                      op(Fraction(value), o_value), what, key=(term, op, "exact", o_value))
