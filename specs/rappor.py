@@ -190,9 +190,9 @@ def edges(p) -> list[str]:
 
 def universal_bases(deep: bool) -> list[dict]:
     """(k, h) with 2h <= k (one (a, b) weight pair: the map is one term), f, p, q symbolic: k = 2 with h = 1 (about
-    1.7 s of CPU); with ``deep`` also k = 3, 4 (h = 1, 2) and constant_time."""
+    1.7 s of CPU); with ``deep`` also k = 3 (h = 1), k = 4 (h = 2) and constant_time."""
     small = [(2, 1)]
-    more = [(3, 1), (4, 1), (4, 2)] if deep else []
+    more = [(3, 1), (4, 2)] if deep else []
     return ([{"k": k, "m": m, "constant_time": False} for k, m in small + more]
             + ([{"k": 2, "m": 1, "constant_time": True}] if deep else []))
 
