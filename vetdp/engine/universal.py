@@ -589,8 +589,9 @@ def _show_env(env: Mapping[str, float]) -> str:
 class _Judge:
     """Turns one base's leaves into the clauses' coverage."""
 
-    def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]]):
-        self.report, self.fixed, self.valid = report, fixed, valid
+    def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]],
+                 accepts: Callable[[dict], bool] | None = None):
+        self.report, self.fixed, self.valid, self.accepts = report, fixed, valid, accepts
 
     def witness(self, env: Mapping[str, float]) -> dict:
         """A parameter set where a clause fails (checked concretely by the sampled search)."""
@@ -725,8 +726,19 @@ class _Judge:
 
     def unexplored(self, clause: str, box: Box, why: str) -> None:
         self.report.clauses[clause].open.append((box, why))
-        if _inside(box, self.valid) != "out":
-            self.sample(_clip(box, self.valid).point())
+        if _inside(box, self.valid) == "out":
+            return
+        # a point of the region the spec's joint precondition accepts (the region may straddle its boundary)
+        for env in _probe_points(_clip(box, self.valid)):
+            if self.accepts is None or self._accepted(env):
+                self.sample(env)
+                return
+
+    def _accepted(self, env: Mapping[str, float]) -> bool:
+        try:
+            return bool(self.accepts({**self.fixed, **env}))
+        except (ArithmeticError, ValueError, TypeError):
+            return False
 
 
 def _same_term(claim: Any, constant: Any) -> bool:
@@ -786,7 +798,7 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
                   region_budget: int) -> None:
     valid = dict(spec.universal.floats(base))
     fixed = {k: v for k, v in base.items() if k not in valid}
-    judge = _Judge(report, fixed, valid)
+    judge = _Judge(report, fixed, valid, spec.universal.accepts)
     space = {n: _WHOLE_LINE for n in valid}
     try:
         leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget, valid), space,
