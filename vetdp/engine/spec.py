@@ -78,7 +78,9 @@ class Universal:
     :class:`~vetdp.core.measurement.PrivacyConstant` that bounds the reference law's exact loss for every
     parameter value (by the z3 obligations and lemmas of its proof document): a map that is this constant term for
     term is then sound on every region where the law is the reference law. Long bit vectors (``enumerate_up_to``)
-    are decided from the product structure their code shows, each output bit against ``coordinate_law``."""
+    are decided from the product structure their code shows, each output bit against ``coordinate_law``. A
+    precondition that links the floats (RAPPOR's p < q and p*, 1 − q* >= 2**-1000) is ``accepts(params)``, run on
+    the symbolic parameters with the code, so that ``precondition.regions`` judges each region against it."""
 
     bases: Callable[[bool], Sequence[Params]]
     floats: Callable[[Params], dict[str, tuple[float, float]]]

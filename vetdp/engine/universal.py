@@ -14,7 +14,7 @@ For each of the spec's *bases* (parameter sets whose integers and shapes are fix
 Clauses:
 
 * ``precondition.regions`` — every leaf inside the spec's valid ranges is accepted and every leaf outside them
-  rejected;
+  rejected; a precondition linking the floats (``Universal.accepts``, e.g. p < q) is decided on the same leaves;
 * ``function.law`` — on every accepted leaf, the code's law is the reference law (or an admissible one) as
   polynomials in the same terms, or in terms that z3 proves equal on the leaf (:func:`terms_equal`), so equal
   for every value of the leaf; where it differs, a value at which the probabilities differ is the witness;
