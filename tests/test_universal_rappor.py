@@ -164,3 +164,10 @@ def test_a_parameter_pinned_to_a_point_is_compared_with_a_wide_one_by_a_cut_not_
     leaves, _ = explore_regions(run, {"p": (0.5, 0.5), "q": (0.25, 1.0)})
     assert {leaf.result: leaf.box["q"] for leaf in leaves} == {False: (0.25, 0.5),
                                                                True: (math.nextafter(0.5, 1.0), 1.0)}
+
+
+def test_an_order_keeps_both_signed_zeros_on_the_side_their_value_belongs_to():
+    # a in [0.0, 1.0], b in [-1.0, -0.0], a <= b: exactly a = 0.0, b = -0.0 (equal values), not an empty region
+    box = Box.of({"a": (0.0, 1.0), "b": (-1.0, -0.0)}).ordered("a", "b", False)
+    assert box is not None and box["a"] == (0.0, 0.0) and box["b"] == (-0.0, -0.0)
+    assert Box.of({"a": (0.0, 1.0), "b": (-1.0, -0.0)}).ordered("a", "b", True) is None

@@ -166,6 +166,7 @@ class Box:
                 (alo, ahi), (blo, bhi) = ranges[a], ranges[b]
                 top = math.nextafter(bhi, -math.inf) if strict else bhi  # a <= (the float below) b's largest
                 bottom = math.nextafter(alo, math.inf) if strict else alo  # b >= (the float above) a's least
+                top, bottom = (0.0 if top == 0 else top), (-0.0 if bottom == 0 else bottom)  # both zeros are 0
                 ranges[a] = (alo, min(ahi, top, key=float_key))
                 ranges[b] = (max(blo, bottom, key=float_key), bhi)
         if any(float_key(lo) > float_key(hi) for lo, hi in ranges.values()):
