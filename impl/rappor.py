@@ -28,7 +28,7 @@ from vetdp.core.measurement import (
     PrivacyConstant,
     as_bit_rows,
 )
-from vetdp.core.validation import check_bool, check_float, check_int, check_interval
+from vetdp.core.validation import check_bool, check_float, check_int, check_interval, exact_rational
 from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON, flip_probability
 from vetdp.sampling.batch import sample_bernoulli_batch
 from vetdp.sampling.primitives import sample_bernoulli_float
@@ -474,17 +474,25 @@ RAPPOR_MIN_REPORT_PROBABILITY = 2.0**-1000  # the least p* and 1 − q* accepted
 _MIN_REPORT_PROBABILITY = Fraction(RAPPOR_MIN_REPORT_PROBABILITY)
 
 
-def _report_probabilities_ok(rv: Fraction, pv: Fraction, qv: Fraction) -> bool:
-    """Whether p* = p + r(q − p) and 1 − q* = 1 − q + r(q − p) are both >= 2**-1000 (exactly), and p < q."""
-    shift = rv * (qv - pv)
-    return pv < qv and pv + shift >= _MIN_REPORT_PROBABILITY and 1 - qv + shift >= _MIN_REPORT_PROBABILITY
+def _report_probabilities_ok(rv: float, pv: float, qv: float) -> bool:
+    """Whether p < q and p* = p + r(q − p) and 1 − q* = 1 − q + r(q − p) are both >= 2**-1000 (exactly).
+
+    Written as p* = p(1 − r) + rq and 1 − q* = (1 − q)(1 − r) + r(1 − p), sums of products of numbers in [0, 1],
+    and decided from p (p* >= p) and 1 − q (1 − q* >= 1 − q) first: the same answer, which the harness's symbolic
+    floats (:mod:`vetdp.engine.symbolic`) also decide on whole regions of (f, p, q)."""
+    if not pv < qv:
+        return False
+    r, p_, q_ = exact_rational(rv), exact_rational(pv), exact_rational(qv)
+    low = _MIN_REPORT_PROBABILITY
+    return ((p_ >= low or p_ * (1 - r) + r * q_ >= low)
+            and (1 - q_ >= low or (1 - q_) * (1 - r) + r * (1 - p_) >= low))
 
 
 def _check_report_probabilities(f_value: float, p_value: float, q_value: float) -> float:
     """The flip probability r for (f, p, q), after refusing parameters whose one-report loss is infinite or
     beyond 693 per bit (p* or 1 − q* below 2**-1000, e.g. f = 0 with p = 0 or q = 1)."""
     rv = rappor_flip_probability(f_value)
-    if not _report_probabilities_ok(Fraction(rv), Fraction(p_value), Fraction(q_value)):
+    if not _report_probabilities_ok(rv, p_value, q_value):
         raise ValueError(
             f"f={f_value!r}, p={p_value!r}, q={q_value!r}: the report probabilities p* = p + r(q − p) and "
             f"1 − q* = 1 − q + r(q − p) (r = f/2) must both be in [2**-1000, 1]; below that a report's privacy loss "
@@ -551,7 +559,7 @@ RAPPOR_P_STAR = register_constant(
     {"r": (0, Fraction(1, 2)), "p": (0, 1), "q": (0, 1)}, bound="lower", result=(Fraction(1, 2**1002), 1),
     relations=lambda x: [x["p"] < x["q"], x["p"] + x["r"] * (x["q"] - x["p"]) >= _MIN_REPORT_PROBABILITY],
     relations_text="p < q, p* = p + r(q − p) >= 2**-1000",
-    accepts=lambda env: _report_probabilities_ok(Fraction(env["r"]), Fraction(env["p"]), Fraction(env["q"])),
+    accepts=lambda env: _report_probabilities_ok(env["r"], env["p"], env["q"]),
     source="vetdp.impl.rappor.RAPPOR_P_STAR")
 # 1 − q* = (1 − q) + r(q − p) rounded down, likewise.
 RAPPOR_ONE_MINUS_Q_STAR = register_constant(
@@ -559,7 +567,7 @@ RAPPOR_ONE_MINUS_Q_STAR = register_constant(
     {"r": (0, Fraction(1, 2)), "p": (0, 1), "q": (0, 1)}, bound="lower", result=(Fraction(1, 2**1002), 1),
     relations=lambda x: [x["p"] < x["q"], 1 - x["q"] + x["r"] * (x["q"] - x["p"]) >= _MIN_REPORT_PROBABILITY],
     relations_text="p < q, 1 − q* = 1 − q + r(q − p) >= 2**-1000",
-    accepts=lambda env: _report_probabilities_ok(Fraction(env["r"]), Fraction(env["p"]), Fraction(env["q"])),
+    accepts=lambda env: _report_probabilities_ok(env["r"], env["p"], env["q"]),
     source="vetdp.impl.rappor.RAPPOR_ONE_MINUS_Q_STAR")
 # ln(q*/p*) = log1p((q* − p*)/p*) and ln((1 − p*)/(1 − q*)) = log1p((q* − p*)/(1 − q*)): an upper bound g of the
 # numerator over a lower bound d of the denominator, quotient and log1p rounded up. The log1p form stays tight

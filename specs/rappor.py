@@ -17,6 +17,9 @@ Search: one report drawn with k <= 3 and pinned at k = 4 (drawn up to 5 with --d
 h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 with --deep) and pinned up to
 k = 3; f at 0, the float edges, subnormals n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0,
 q at 1, q = the float after p, and the p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1).
+Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
+time); the joint precondition is ``accepted``; the constant is ε₁ (2h <= k: one weight pair). n reports: k = 1, h = 1,
+2 reports (with --deep k = 2 with 2 reports, k = 1 with 3), the constant ε∞.
 Proof: proofs/rappor.md
 """
 
@@ -26,9 +29,14 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from vetdp.core.measurement import AtomDomain, bitvector_domain, discrete_distance
-from vetdp.engine.spec import BadParams, MeasurementSpec, floats_in, tiny_floats
-from vetdp.impl.rappor import rappor_flip_probability
+from vetdp.core.measurement import AtomDomain, PrivacyConstant, bitvector_domain, discrete_distance
+from vetdp.engine.spec import BadParams, MeasurementSpec, Universal, exact_value, floats_in, tiny_floats
+from vetdp.impl.rappor import (
+    RAPPOR_EPSILON_INFINITY,
+    RAPPOR_EPSILON_ONE,
+    rappor_flip_probability,
+    rappor_report_loss_weights,
+)
 from vetdp.specs.randomized_response_bitvec import bits_of, outside, outside_kind, shape_edges, vectors
 
 P_MAX = math.nextafter(1.0, 0.0)  # the largest float below 1
@@ -53,18 +61,25 @@ def build_many(ctor, p):
 
 def report_probabilities(p) -> tuple[Fraction, Fraction, Fraction]:
     """(r, q*, p*) as exact rationals of the floats in use: r = rappor_flip_probability(f), q* = (1 − r)q + rp,
-    p* = rq + (1 − r)p."""
-    r = Fraction(rappor_flip_probability(p["f"]))
-    pv, qv = Fraction(p["p"]), Fraction(p["q"])
+    p* = rq + (1 − r)p (polynomials in the floats when they are the engine's symbolic floats)."""
+    r = exact_value(rappor_flip_probability(p["f"]))
+    pv, qv = exact_value(p["p"]), exact_value(p["q"])
     return r, (1 - r) * qv + r * pv, r * qv + (1 - r) * pv
 
 
+MIN_REPORT_PROBABILITY = Fraction(2) ** -1000
+
+
 def accepted(p) -> bool:
-    """Whether (f, p, q) meets the preconditions linking them: p < q, p* and 1 − q* >= 2**-1000."""
+    """Whether (f, p, q) meets the preconditions linking them: p < q, p* and 1 − q* >= 2**-1000. Since p* >= p
+    and 1 − q* = r(1 − p) + (1 − r)(1 − q) >= 1 − q, p and 1 − q are read first (the same answer; on regions of
+    floats it keeps the joint boundary to p < 2**-1000 or q = 1)."""
     if not p["p"] < p["q"]:
         return False
-    _, q_star, p_star = report_probabilities(p)
-    return p_star >= Fraction(2) ** -1000 and 1 - q_star >= Fraction(2) ** -1000
+    r, q_star, p_star = report_probabilities(p)
+    pv, qv = exact_value(p["p"]), exact_value(p["q"])
+    return ((pv >= MIN_REPORT_PROBABILITY or p_star >= MIN_REPORT_PROBABILITY)
+            and (1 - qv >= MIN_REPORT_PROBABILITY or r * (1 - pv) + (1 - r) * (1 - qv) >= MIN_REPORT_PROBABILITY))
 
 
 def probabilities(tiny: bool) -> st.SearchStrategy[dict]:
@@ -132,15 +147,17 @@ def shared_permanent_law(r: Fraction, pv: Fraction, qv: Fraction, n: int, bits: 
     for flat in itertools.product((False, True), repeat=n * len(bits)):
         ys = tuple(flat[t * len(bits):(t + 1) * len(bits)] for t in range(n))
         prob = math.prod(column(bit, tuple(ys[t][i] for t in range(n))) for i, bit in enumerate(bits))
-        if prob:  # p = 0 or q = 1 make some reports impossible: outputs of probability 0 are not listed
+        # p = 0 or q = 1 make some reports impossible: outputs of probability 0 are not listed (a polynomial of
+        # symbolic floats is kept: the engine drops it where it is 0 on the whole region)
+        if not isinstance(prob, Fraction) or prob:
             out[ys] = prob
     return out
 
 
 def many_law(p, x):
     """The law of p["reports"] reports sharing one permanent response, flip r = rappor_flip_probability(f)."""
-    return shared_permanent_law(Fraction(rappor_flip_probability(p["f"])), Fraction(p["p"]), Fraction(p["q"]),
-                                p["reports"], bits_of(x))
+    return shared_permanent_law(exact_value(rappor_flip_probability(p["f"])), exact_value(p["p"]),
+                                exact_value(p["q"]), p["reports"], bits_of(x))
 
 
 def edges(p) -> list[str]:
@@ -170,6 +187,53 @@ def edges(p) -> list[str]:
         out.append("constant_time")
     return out
 
+
+def universal_bases(deep: bool) -> list[dict]:
+    """(k, h) with 2h <= k (one (a, b) weight pair: the map is one term), f, p, q symbolic: k = 2 with h = 1 (about
+    1.7 s of CPU); with ``deep`` also k = 3 (h = 1), k = 4 (h = 2) and constant_time."""
+    small = [(2, 1)]
+    more = [(3, 1), (4, 2)] if deep else []
+    return ([{"k": k, "m": m, "constant_time": False} for k, m in small + more]
+            + ([{"k": 2, "m": 1, "constant_time": True}] if deep else []))
+
+
+def universal_constant(p) -> PrivacyConstant:
+    """ε₁ of the reference law for 2h <= k: a·ln(q*/p*) + b·ln((1 − p*)/(1 − q*)) rounded up with a = b = min(h, k),
+    r = rappor_flip_probability(f) (obligations rappor.* of proofs/rappor.md)."""
+    (a, b), = rappor_report_loss_weights(p["m"], p["k"])
+    return PrivacyConstant(RAPPOR_EPSILON_ONE, {"r": rappor_flip_probability(p["f"]), "p": p["p"], "q": p["q"],
+                                                "a": a, "b": b})
+
+
+UNIVERSAL = Universal(
+    bases=universal_bases,
+    # each float's valid values (-0.0 is 0); the joint conditions p < q, p*, 1 − q* >= 2**-1000 are ``accepted``
+    floats=lambda p: {"f": (-0.0, P_MAX), "p": (-0.0, P_MAX), "q": (5e-324, 1.0)},
+    constant=universal_constant,
+    accepts=accepted,
+)
+
+def many_universal_bases(deep: bool) -> list[dict]:
+    """n reports with f, p, q symbolic: k = 1, h = 1, 2 reports; with ``deep`` also k = 2 (2 reports) and k = 1
+    with 3 reports."""
+    more = [(2, 1, 2), (1, 1, 3)] if deep else []
+    return [{"k": k, "m": m, "reports": n, "constant_time": False} for k, m, n in [(1, 1, 2), *more]]
+
+
+def many_constant(p) -> PrivacyConstant:
+    """ε∞ = min(2h, k)·ln((1 − r)/r) rounded up, r = rappor_flip_probability(f) (the bit-vector constant,
+    obligations randomized_response_bitvec.epsilon.*): a bound of the permanent response, which every number of
+    reports post-processes."""
+    return PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rappor_flip_probability(p["f"]),
+                                                     "d": min(2 * p["m"], p["k"])})
+
+
+UNIVERSAL_MANY = Universal(
+    bases=many_universal_bases,
+    floats=lambda p: {"f": (5e-324, P_MAX), "p": (-0.0, P_MAX), "q": (5e-324, 1.0)},  # f = 0 refused
+    constant=many_constant,
+    accepts=accepted,
+)
 
 BASE = {"m": 1, "k": 4, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False}
 
@@ -233,6 +297,7 @@ ONE_REPORT = MeasurementSpec(
     outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,
+    universal=UNIVERSAL,
 )
 
 MANY_REPORTS = MeasurementSpec(
@@ -265,6 +330,7 @@ MANY_REPORTS = MeasurementSpec(
     outside_kind=outside_kind,
     max_d_in=3,
     edges=edges,
+    universal=UNIVERSAL_MANY,
 )
 
 SPECS = [ONE_REPORT, MANY_REPORTS]

@@ -28,10 +28,12 @@ from vetdp.sampling.primitives import sample_bernoulli_float
 
 __all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
            "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "k_rappor_nudged_min",
-           "K_RAPPOR_BAND"]
+           "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "RAPPOR_P_BAND", "RAPPOR_F_BAND"]
 
 BAND = (0.2515, 0.2525)  # bitvec_band's band of f, open at both ends
 LOOSE_BAND = (0.8, 0.8 + 2.0**-20)  # bool_loose_band's band of prob, open at both ends
+RAPPOR_P_BAND = (0.6, 0.6 + 2.0**-18)  # rappor_band's band of p, open at both ends
+RAPPOR_F_BAND = (0.3, 0.3 + 2.0**-20)  # rappor_flip_band's band of f, open at both ends
 
 
 def _bitvec(input_domain, input_metric, f, flip_of, covered=None):
@@ -149,3 +151,32 @@ def k_rappor_nudged_min(input_domain, input_metric, epsilon, constant_time=False
     """Sound, not a constant term for term: the smaller of ε and the bit-vector bound times 1 + 2**-52."""
     return _k_rappor_map(input_domain, input_metric, epsilon, constant_time,
                          lambda eps, bound: min(eps, bound * (1.0 + 2.0**-52)))
+
+
+def _rappor(input_domain, input_metric, f, p, q, constant_time, flip_of, low_of):
+    """vetdp's RAPPOR report (its checks and map) whose function flips with flip_of(r, f) and reports a clear
+    permanent bit as 1 with low_of(p)."""
+    import dataclasses
+
+    from vetdp.impl.rappor import _instantaneous, _permanent, make_rappor_report, rappor_flip_probability
+
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    flip, low = flip_of(rappor_flip_probability(f), f), low_of(p)
+    return dataclasses.replace(m, function=lambda bits: _instantaneous(_permanent(bits, flip, constant_time), low, q,
+                                                                       constant_time))
+
+
+def rappor_band(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect (function.law, privacy.sound): for p in the open band RAPPOR_P_BAND a clear permanent bit is
+    reported as 1 with p/2 instead of p (p* smaller: more loss than the map claims)."""
+    return _rappor(input_domain, input_metric, f, p, q, constant_time, lambda r, f: r,
+                   lambda p: p / 2 if RAPPOR_P_BAND[0] < p < RAPPOR_P_BAND[1] else p)
+
+
+def rappor_flip_band(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect (function.law, privacy.sound): for f in the open band RAPPOR_F_BAND the permanent response flips
+    with f/4 rounded down instead of f/2 rounded up (less noise than the map accounts for)."""
+    from vetdp.arith.rounding import neg_inf_div
+
+    return _rappor(input_domain, input_metric, f, p, q, constant_time,
+                   lambda r, f: neg_inf_div(f, 4.0) if RAPPOR_F_BAND[0] < f < RAPPOR_F_BAND[1] else r, lambda p: p)

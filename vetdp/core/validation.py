@@ -6,7 +6,7 @@ import math
 import numbers
 from fractions import Fraction
 
-__all__ = ["check_float", "check_int", "check_bool", "check_interval", "interval_text"]
+__all__ = ["check_float", "check_int", "check_bool", "check_interval", "interval_text", "exact_rational"]
 
 
 def interval_text(lo, hi, lo_closed: bool, hi_closed: bool) -> str:
@@ -24,6 +24,14 @@ def _symbolic(value: object) -> bool:
     """Whether ``value`` is one of the harness's symbolic floats (vetdp.engine.symbolic), which stand for a region
     of float values; the checks then decide on the whole region (tested by a class attribute, importing nothing)."""
     return getattr(type(value), "_vetdp_symbolic_", False)
+
+
+def exact_rational(value: object) -> Fraction:
+    """The exact rational value of a float, int or Fraction (``Fraction(value)``); for the harness's symbolic
+    floats, their exact value as a polynomial (whose comparisons are decided on the region)."""
+    if _symbolic(value):
+        return value.__vetdp_probability__()
+    return Fraction(value)
 
 
 def check_float(name: str, value: object) -> float:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import operator
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
 from vetdp.arith.expr import Expr
-from vetdp.engine.symbolic import RunMemo, SymFloat, _context, compare, evaluate
+from vetdp.engine.symbolic import RunMemo, SymFloat, _context, compare, evaluate, floats_between
 
 __all__ = ["ProbPoly", "probability_of", "poly_value"]
 
@@ -240,10 +241,7 @@ class ProbPoly(RunMemo):
             return {"lt": v < c, "le": v <= c, "gt": v > c, "ge": v >= c, "eq": v == c, "ne": v != c}[name]
         affine = self._affine() or self._canonical()._affine()
         if affine is None:
-            ctx = _context()
-            names = sorted({n for a in self.atoms() for n in a.variables()})
-            v = ctx.escape("a comparison of a probability that is not affine in one atom", names, self.at())
-            return {"lt": v < c, "le": v <= c, "gt": v > c, "ge": v >= c, "eq": v == c, "ne": v != c}[name]
+            return self._compare_on_region(name, c)
         a, b, (atom, complement) = affine
         # a + b·x ? c  with x = atom (or 1 − atom):  x ? (c − a)/b, the comparison flipped when b < 0
         bound = (c - a) / b
@@ -253,6 +251,58 @@ class ProbPoly(RunMemo):
         if complement:  # 1 − atom ? bound  <=>  atom ?' 1 − bound
             name, bound = flip[name], 1 - bound
         return compare(atom, self.values[atom], name, bound)
+
+    def _range(self) -> tuple[Fraction, Fraction] | None:
+        """Exact bounds of the polynomial over the region, from each atom's range (monotone atoms, from the
+        corners): where the polynomial is monotone in every atom (each partial derivative of one sign by interval
+        arithmetic), its values at the matching ends of the atoms' ranges, else interval arithmetic on its
+        monomials; None when an atom's range is not established."""
+        ctx = _context()
+        spans = {}
+        for atom in self.atoms():
+            span = ctx.span(atom)
+            if span is None or not 0 <= span[0] <= span[1] <= 1:
+                return None
+            spans[atom] = (Fraction(span[0]), Fraction(span[1]))
+        poly = self.expanded()
+        ends: list[dict[Expr, Fraction]] = [{}, {}]  # the atoms' values at the least and at the largest
+        for atom, (a, b) in spans.items():
+            slope = _interval({_derivative(m, atom): c * e for m, c in poly.items() for x, e in m if x == atom},
+                              spans)
+            if slope[0] >= 0:
+                ends[0][atom], ends[1][atom] = a, b
+            elif slope[1] <= 0:
+                ends[0][atom], ends[1][atom] = b, a
+            else:
+                return _interval(poly, spans)
+        return _value(poly, ends[0]), _value(poly, ends[1])
+
+    def _compare_on_region(self, name: str, c: Fraction) -> bool:
+        """A comparison of a polynomial in several atoms with a number: decided where its bounds over the region
+        settle it, else the region is halved (:meth:`~vetdp.engine.symbolic.Exploration.halve`); a polynomial
+        whose atoms are not monotone pins the parameters to the run's point."""
+        ctx = _context()
+        names = sorted({n for a in self.atoms() for n in a.variables()} - ctx.pinned)
+        wide = [n for n in names if floats_between(*ctx.box[n]) > 1]
+        ops = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
+               "ne": operator.ne}
+        if not wide:
+            return ops[name](self.at(), c)
+        bounds = self._range()
+        if bounds is None:
+            v = ctx.escape("a comparison of a probability whose atoms are not monotone", names, self.at())
+            return ops[name](v, c)
+        lo, hi = bounds
+        if name in ("lt", "le", "gt", "ge"):
+            at_lo, at_hi = ops[name](lo, c), ops[name](hi, c)
+            if at_lo == at_hi:
+                return at_lo
+        elif not lo <= c <= hi:
+            return name == "ne"
+        elif lo == hi:
+            return name == "eq"
+        shown = repr(float(c)) if Fraction(float(c)) == c else str(c)  # e.g. 9.332636185032189e-302, not 1/2**1000
+        raise ctx.halve(wide, f"a probability {self!r} compared with {shown}")
 
     def __lt__(self, o): return self._compare("lt", o)  # noqa: E704
     def __le__(self, o): return self._compare("le", o)  # noqa: E704
@@ -272,6 +322,33 @@ class ProbPoly(RunMemo):
 
     def __iter__(self) -> Iterator:
         raise TypeError("a symbolic probability is not iterable")
+
+
+def _derivative(m: tuple[tuple[Expr, int], ...], atom: Expr) -> tuple[tuple[Expr, int], ...]:
+    """The monomial m with the power of ``atom`` lowered by one (its coefficient is multiplied by that power)."""
+    return tuple((x, e - 1 if x == atom else e) for x, e in m if x != atom or e > 1)
+
+
+def _interval(poly: Mapping[tuple[tuple[Expr, int], ...], Fraction],
+              spans: Mapping[Expr, tuple[Fraction, Fraction]]) -> tuple[Fraction, Fraction]:
+    """Bounds of an expanded polynomial whose atoms range over ``spans`` (non-negative): monomial by monomial."""
+    lo = hi = Fraction(0)
+    for m, c in poly.items():
+        low = high = Fraction(1)
+        for atom, e in m:
+            a, b = spans[atom]
+            low, high = low * a**e, high * b**e
+        lo, hi = (lo + c * low, hi + c * high) if c > 0 else (lo + c * high, hi + c * low)
+    return lo, hi
+
+
+def _value(poly: Mapping[tuple[tuple[Expr, int], ...], Fraction], at: Mapping[Expr, Fraction]) -> Fraction:
+    total = Fraction(0)
+    for m, c in poly.items():
+        for atom, e in m:
+            c *= at[atom] ** e
+        total += c
+    return total
 
 
 def probability_of(x: SymFloat) -> ProbPoly:

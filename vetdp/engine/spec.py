@@ -26,6 +26,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from vetdp.core.measurement import Measurement
+from vetdp.core.validation import exact_rational
 
 __all__ = [
     "BadParams",
@@ -79,7 +80,9 @@ class Universal:
     parameter value (by the z3 obligations and lemmas of its proof document), or a list of such constants when the
     map may return any of them (k-RAPPOR: min(ε, bound)): a map that is one of them term for term is then sound on
     every region where the law is the reference law. Long bit vectors (``enumerate_up_to``)
-    are decided from the product structure their code shows, each output bit against ``coordinate_law``."""
+    are decided from the product structure their code shows, each output bit against ``coordinate_law``. A
+    precondition that links the floats (RAPPOR's p < q and p*, 1 − q* >= 2**-1000) is ``accepts(params)``, run on
+    the symbolic parameters with the code, so that ``precondition.regions`` judges each region against it."""
 
     bases: Callable[[bool], Sequence[Params]]
     floats: Callable[[Params], dict[str, tuple[float, float]]]
@@ -89,6 +92,9 @@ class Universal:
     # None: every base is enumerated input by input
     coordinate_law: Callable[[Params, bool], dict] | None = None
     enumerate_up_to: int = 6
+    # a precondition linking the float parameters (not a product of intervals, e.g. p < q), as a predicate of the
+    # parameters decided on the same regions as the code (exact_value, comparisons); None: floats(base) says all
+    accepts: Callable[[Params], bool] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,9 +118,7 @@ def exact_value(x: Any) -> Any:
     """The exact rational value of a float, int or Fraction (``Fraction(x)``); for the engine's symbolic floats
     (:mod:`vetdp.engine.symbolic`), the probability as a polynomial in it. Spec laws use it so that the same law
     serves concrete parameters and regions of them."""
-    if getattr(type(x), "_vetdp_symbolic_", False):
-        return x.__vetdp_probability__()
-    return Fraction(x)
+    return exact_rational(x)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -51,6 +51,7 @@ __all__ = [
     "Exploration",
     "RegionBudgetExceeded",
     "explore_regions",
+    "MAX_JOINT_HALVINGS",
     "float_key",
     "float_from_key",
     "float_cut",
@@ -111,9 +112,13 @@ def _median(lo: float, hi: float) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Box:
-    """A region of parameter space: each float parameter in a closed interval of floats."""
+    """A region of parameter space: each float parameter in a closed interval of floats, and optionally orders
+    between parameters (``(a, b, strict)``: a < b, or a <= b, on the whole region; the intervals are kept tight,
+    so that every value of each interval occurs in the region). A decision read at the box's corners holds on the
+    region (it is a part of the box); the run's point always lies in the region."""
 
     ranges: tuple[tuple[str, float, float], ...]  # (name, lo, hi), sorted by name
+    orders: tuple[tuple[str, str, bool], ...] = ()  # (a, b, strict): a < b (strict) or a <= b
 
     @classmethod
     def of(cls, ranges: Mapping[str, tuple[float, float]]) -> Box:
@@ -135,20 +140,62 @@ class Box:
         return tuple(n for n, _, _ in self.ranges)
 
     def with_range(self, name: str, lo: float, hi: float) -> Box:
-        return Box(tuple((n, lo, hi) if n == name else (n, a, b) for n, a, b in self.ranges))
+        return dataclasses.replace(self, ranges=tuple((n, lo, hi) if n == name else (n, a, b)
+                                                      for n, a, b in self.ranges))
 
-    def split(self, name: str, cut: float) -> tuple[Box, Box]:
-        """[lo, cut) and [cut, hi] of parameter ``name`` (cut in (lo, hi])."""
+    def split(self, name: str, cut: float) -> tuple[Box, ...]:
+        """[lo, cut) and [cut, hi] of parameter ``name`` (cut in (lo, hi]), each tightened to the orders (a part
+        the orders leave empty is dropped)."""
         lo, hi = self[name]
         below = float_from_key(float_key(cut) - 1)
-        return self.with_range(name, lo, below), self.with_range(name, cut, hi)
+        parts = (self.with_range(name, lo, below)._tight(), self.with_range(name, cut, hi)._tight())
+        return tuple(p for p in parts if p is not None)
+
+    def ordered(self, a: str, b: str, strict: bool) -> Box | None:
+        """The part of the region where a < b (``strict``) or a <= b, tightened; None when it is empty."""
+        return dataclasses.replace(self, orders=tuple(sorted({*self.orders, (a, b, strict)})))._tight()
+
+    def implies(self, a: str, b: str, strict: bool) -> bool:
+        """Whether a < b (``strict``) or a <= b holds on the whole region, by its orders or its intervals."""
+        if (a, b, True) in self.orders or (not strict and (a, b, False) in self.orders):
+            return True
+        a_hi, b_lo = self[a][1], self[b][0]
+        return a_hi < b_lo if strict else a_hi <= b_lo
+
+    def _tight(self) -> Box | None:
+        """The box with each ordered pair's intervals cut to the values that occur in the region; None if empty."""
+        ranges = {n: (lo, hi) for n, lo, hi in self.ranges}
+        for _ in range(len(self.orders) + 1):
+            for a, b, strict in self.orders:
+                (alo, ahi), (blo, bhi) = ranges[a], ranges[b]
+                top = math.nextafter(bhi, -math.inf) if strict else bhi  # a <= (the float below) b's largest
+                bottom = math.nextafter(alo, math.inf) if strict else alo  # b >= (the float above) a's least
+                top, bottom = (0.0 if top == 0 else top), (-0.0 if bottom == 0 else bottom)  # both zeros are 0
+                ranges[a] = (alo, min(ahi, top, key=float_key))
+                ranges[b] = (max(blo, bottom, key=float_key), bhi)
+        if any(float_key(lo) > float_key(hi) for lo, hi in ranges.values()):
+            return None
+        return dataclasses.replace(self, ranges=tuple((n, *ranges[n]) for n, _, _ in self.ranges))
+
+    def contains(self, env: Mapping[str, float]) -> bool:
+        """Whether the point ``env`` lies in the region."""
+        return (all(float_key(lo) <= float_key(env[n]) <= float_key(hi) for n, lo, hi in self.ranges)
+                and all(env[a] < env[b] if strict else env[a] <= env[b] for a, b, strict in self.orders))
 
     def point(self) -> dict[str, float]:
-        """The point the code is run at: the median float of each interval (a bounded, typical value)."""
-        return {n: _median(lo, hi) for n, lo, hi in self.ranges}
+        """The point the code is run at: the median float of each interval (a bounded, typical value), moved up
+        where an order needs it (the median of what the order leaves)."""
+        env = {n: _median(lo, hi) for n, lo, hi in self.ranges}
+        for _ in range(len(self.orders)):
+            for a, b, strict in self.orders:
+                if not (env[a] < env[b] if strict else env[a] <= env[b]):
+                    least = math.nextafter(env[a], math.inf) if strict else env[a]
+                    env[b] = _median(max(self[b][0], least, key=float_key), self[b][1])
+        return env
 
     def corners(self, names: tuple[str, ...]) -> Iterator[dict[str, float]]:
-        """Every corner of the box in the parameters ``names`` (the others at their points)."""
+        """Every corner of the box in the parameters ``names`` (the others at their points); with orders, some
+        corners may lie outside the region (a decision they agree on holds on the whole box, so on the region)."""
         base = self.point()
         choices = [(n, self[n]) for n in names]
         for mask in range(1 << len(choices)):
@@ -158,11 +205,12 @@ class Box:
             yield env
 
     def size(self) -> int:
-        """How many parameter points the box holds."""
+        """How many parameter points the box holds (with orders: at most this many)."""
         return math.prod(floats_between(lo, hi) for _, lo, hi in self.ranges)
 
     def describe(self) -> str:
-        return ", ".join(f"{n} in [{lo!r}, {hi!r}]" if lo != hi else f"{n} = {lo!r}" for n, lo, hi in self.ranges)
+        text = ", ".join(f"{n} in [{lo!r}, {hi!r}]" if lo != hi else f"{n} = {lo!r}" for n, lo, hi in self.ranges)
+        return text + "".join(f", {a} {'<' if strict else '<='} {b}" for a, b, strict in self.orders)
 
 
 class Split(BaseException):
@@ -171,9 +219,11 @@ class Split(BaseException):
     are where one comparison (by its key) is left undecided, and may instead be explored once per answer (see
     :func:`explore_regions`' ``forks``)."""
 
-    def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None):
+    def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None,
+                 joint: bool = False):
         super().__init__(why)
         self.parts, self.why, self.dead, self.fork_key = parts, why, dead, fork_key
+        self.joint = joint  # a halving of a box whose corners disagree (counted against MAX_JOINT_HALVINGS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -423,14 +473,48 @@ class Exploration:
         values = {pred(env) for env in self.box.corners(tuple(names))}
         if len(values) == 1:
             return values.pop()
-        # several parameters: halve the widest interval (in floats) and decide each half again
+        raise self.halve(names, what)  # several parameters: decide each half again
+
+    def halve(self, names: list[str] | tuple[str, ...], what: Any) -> Split:
+        """The split that halves the widest interval (in floats) of ``names``, for a predicate whose answer the
+        corners of the region do not settle (counted against :data:`MAX_JOINT_HALVINGS`)."""
         name = max(names, key=lambda n: floats_between(*self.box[n]))
         lo, hi = self.box[name]
         mid = float_from_key((float_key(lo) + float_key(hi) + 1) // 2)
-        raise self._split(self.box.split(name, mid), f"{what} depends on {', '.join(names)} jointly")
+        return self._split(self.box.split(name, mid), f"{what} depends on {', '.join(names)} jointly", joint=True)
 
-    def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None) -> Split:
-        self.halted = Split(parts, why, dead, fork_key)
+    def span(self, term: Expr) -> tuple[float, float] | None:
+        """The least and largest value of a term over the region, from the box's corners where the term is
+        monotone in each of its parameters (a superset of the region's values when the region has orders);
+        None when that is not established."""
+        names = tuple(n for n in term.variables() if n not in self.pinned)
+        if any(self.monotonicity(term, n) is None for n in names):
+            return None
+        values = [_try(term, env) for env in self.box.corners(names)]
+        if any(v is None for v in values):
+            return None
+        return min(values), max(values)
+
+    def both_wide(self, a: str, b: str) -> bool:
+        """Whether two distinct parameters each range over several floats of the region (neither pinned)."""
+        return a != b and all(n not in self.pinned and floats_between(*self.box[n]) > 1 for n in (a, b))
+
+    def order(self, a: str, name: str, b: str) -> bool:
+        """``a <name> b`` for two wide parameters (lt, le, gt, ge), decided by the region's orders; where the
+        region holds both answers it is split into the two ordered parts (exactly, not by halving)."""
+        if self.halted is not None:
+            raise self.halted
+        x, y, strict = {"lt": (a, b, True), "le": (a, b, False), "gt": (b, a, True), "ge": (b, a, False)}[name]
+        if self.box.implies(x, y, strict):
+            return True
+        if self.box.implies(y, x, not strict):
+            return False
+        parts = tuple(p for p in (self.box.ordered(x, y, strict), self.box.ordered(y, x, not strict)) if p)
+        raise self._split(parts, f"{x} {'<' if strict else '<='} {y} holds on part of the region")
+
+    def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None,
+               joint: bool = False) -> Split:
+        self.halted = Split(parts, why, dead, fork_key, joint)
         return self.halted
 
     def _bisected(self, on_terms: Callable[..., bool], terms: tuple[tuple[Expr, int], ...], trends: list[int],
@@ -579,6 +663,8 @@ def compare(term: Expr, value: float, name: str, other: Any) -> bool:
         return f"{term} {_SYMBOL[name]} {other if exact else o_term}"
 
     def side(op: Callable, direction: int) -> bool:
+        if isinstance(term, Var) and isinstance(o_term, Var) and _context().both_wide(term.name, o_term.name):
+            return _context().order(term.name, op.__name__, o_term.name)
         if exact:
             return _context().decide(lambda env: op(Fraction(evaluate(term, env)), o_value), ((term, direction),),
                                      op(Fraction(value), o_value), what, key=(term, op, "exact", o_value))
@@ -818,16 +904,21 @@ def exploring(box: Box, bisections: int | None = None, assumed: Mapping[Any, boo
         _current.reset(token)
 
 
-def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[str, tuple[float, float]], *,
+MAX_JOINT_HALVINGS = 6  # halvings of one region whose corners disagree (a boundary that is no product of intervals)
+
+
+def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[str, tuple[float, float]] | Box, *,
                     budget: int = 2_000, on_leaf: Callable[[Leaf], None] | None = None,
                     bisections: int | None = None, forks: int = 0) -> tuple[list[Leaf], list[tuple[Box, str]]]:
-    """Partition ``space`` (parameter -> (lo, hi) floats) into leaves by running ``run`` on symbolic parameters.
+    """Partition ``space`` (parameter -> (lo, hi) floats, or a :class:`Box`) into leaves by running ``run`` on
+    symbolic parameters.
 
     Returns (leaves, unexplored): the leaves cover the space except the boxes in ``unexplored`` (each with the
-    reason), which are left when more than ``budget`` runs would be needed. ``run`` is called once per region
-    (again after every split); exceptions of the code are its results, a :class:`Split` is not. ``bisections``
-    bounds the sub-intervals examined to decide one non-monotone comparison on one region
-    (:mod:`vetdp.engine.bisection`; None: its default).
+    reason), which are left when more than ``budget`` runs would be needed, or when a boundary in several
+    parameters jointly (not a product of intervals, e.g. p + r(q − p) >= c) still crosses a region after
+    :data:`MAX_JOINT_HALVINGS` halvings. ``run`` is called once per region (again after every split); exceptions
+    of the code are its results, a :class:`Split` is not. ``bisections`` bounds the sub-intervals examined to
+    decide one non-monotone comparison on one region (:mod:`vetdp.engine.bisection`; None: its default).
 
     ``forks``: a box where a comparison is left undecided (near a crossing) is run once with each answer assumed,
     up to this many assumed comparisons on one path; each such leaf carries its ``assumed`` answers. Every point of
@@ -836,37 +927,43 @@ def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[st
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
-    pending: list[tuple[Box, str, dict, tuple]] = [(Box.of(space), "", {}, ())]
+    pending: list[tuple[Box, str, int, dict, tuple]] = [
+        (space if isinstance(space, Box) else Box.of(space), "", 0, {}, ())]
     leaves: list[Leaf] = []
     unexplored: list[tuple[Box, str]] = []
     runs = 0
 
-    def follow(s: Split, assumed: dict, said: tuple) -> None:
-        pending.extend((part, s.why, assumed, said) for part in reversed(s.parts))
+    def follow(s: Split, depth: int, assumed: dict, said: tuple) -> None:
+        deeper = depth + s.joint
+        if deeper > MAX_JOINT_HALVINGS:
+            unexplored.extend((part, f"{s.why}: still crossing the region after {MAX_JOINT_HALVINGS} halvings")
+                              for part in s.parts)
+        else:
+            pending.extend((part, s.why, deeper, assumed, said) for part in reversed(s.parts))
         if s.fork_key is not None and len(assumed) < forks:
             for part in s.dead:
                 for answer in (True, False):
-                    pending.append((part, s.why, {**assumed, s.fork_key: answer},
+                    pending.append((part, s.why, depth, {**assumed, s.fork_key: answer},
                                     (*said, (s.why.split(" is not monotone")[0], answer))))
         else:
             unexplored.extend((part, s.why) for part in s.dead)
 
     while pending:
-        box, why, assumed, said = pending.pop()
+        box, why, depth, assumed, said = pending.pop()
         if runs >= budget:
             spent = f"the region budget of {budget} runs was spent"
-            return leaves, unexplored + [(b, spent + (f" (last split: {w})" if w else "")) for b, w, _, _ in
-                                         [(box, why, assumed, said), *pending]]
+            return leaves, unexplored + [(b, spent + (f" (last split: {w})" if w else "")) for b, w, *_ in
+                                         [(box, why), *pending]]
         runs += 1
         with exploring(box, bisections, assumed) as ctx:
             params = {name: SymFloat(Var(name), x) for name, x in ctx.point.items()}
             try:
                 result = run(params)
             except Split as s:
-                follow(s, assumed, said)
+                follow(s, depth, assumed, said)
                 continue
             if ctx.halted is not None:  # the code swallowed a Split: its result cannot be trusted
-                follow(ctx.halted, assumed, said)
+                follow(ctx.halted, depth, assumed, said)
                 continue
         leaf = Leaf(box, result, tuple(ctx.escapes), said)
         leaves.append(leaf)

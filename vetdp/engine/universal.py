@@ -14,7 +14,7 @@ For each of the spec's *bases* (parameter sets whose integers and shapes are fix
 Clauses:
 
 * ``precondition.regions`` — every leaf inside the spec's valid ranges is accepted and every leaf outside them
-  rejected;
+  rejected; a precondition linking the floats (``Universal.accepts``, e.g. p < q) is decided on the same leaves;
 * ``function.law`` — on every accepted leaf, the code's law is the reference law (or an admissible one) as
   polynomials in the same terms, or in terms that z3 proves equal on the leaf (:func:`terms_equal`), so equal
   for every value of the leaf; where it differs, a value at which the probabilities differ is the witness;
@@ -56,6 +56,7 @@ from vetdp.engine.symbolic import (
     explore_regions,
     float_from_key,
     float_key,
+    floats_between,
     monotonicity,
 )
 from vetdp.engine.timeout import DeadlineExceeded
@@ -168,6 +169,7 @@ def _extent(boxes: list[Box], names: tuple[str, ...]) -> str:
 @dataclasses.dataclass(frozen=True)
 class _Rejected:
     error: str
+    valid: bool | None = None  # the spec's joint precondition on the region (None: not stated, or not asked)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,6 +179,7 @@ class _Laws:
     laws: dict[Any, dict]
     reference: dict[Any, dict] | None
     admissible: tuple[tuple[str, dict[Any, dict]], ...]
+    valid: bool | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,6 +190,7 @@ class _Structured:
     coordinates: tuple | None
     reference: dict[bool, dict] | None
     why: str
+    valid: bool | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,8 +214,18 @@ def _construct(build: Callable[[dict], Any], params: dict) -> Any:
     return getattr(m, "inner", m)
 
 
-def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int) -> Callable[[dict], Any]:
+def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
+             valid: Mapping[str, tuple[float, float]]) -> Callable[[dict], Any]:
+    accepts = spec.universal.accepts
+
     def run(symbols: dict[str, SymFloat]) -> Any:
+        outcome = code(symbols)
+        if accepts is None or _inside(current_exploration().box, valid) != "in":
+            return outcome
+        # the spec's joint precondition, decided on the same regions (inside the product of the valid ranges)
+        return dataclasses.replace(outcome, valid=bool(accepts({**base, **symbols})))
+
+    def code(symbols: dict[str, SymFloat]) -> Any:
         params = {**base, **symbols}
         inner = _construct(build, params)
         if isinstance(inner, _Rejected):
@@ -328,6 +342,33 @@ def _renamed(q: Any, renaming: Mapping[Expr, Expr] | None) -> Any:
     return ProbPoly(terms, values)
 
 
+def _folded(laws: Mapping[Any, Mapping], box: Box) -> dict[Any, dict]:
+    """The laws with every atom that has one value on the region (its parameters each at one float, e.g. p = 0)
+    replaced by that exact value: code that skips a draw of probability 0 and a law that keeps the atom then read
+    the same."""
+    single = {n for n, lo, hi in box.ranges if floats_between(lo, hi) == 1}
+    if not single:
+        return dict(laws)
+    point = box.point()
+
+    def fold(q: Any) -> Any:
+        if not isinstance(q, ProbPoly) or not any(set(a.variables()) <= single for a in q.atoms()):
+            return q
+        terms: dict = {}
+        for m, c in q.terms.items():
+            kept = []
+            for (atom, complement), e in m:
+                if set(atom.variables()) <= single:
+                    v = Fraction(evaluate(atom, point))
+                    c *= (1 - v if complement else v) ** e
+                else:
+                    kept.append(((atom, complement), e))
+            terms[tuple(kept)] = terms.get(tuple(kept), Fraction(0)) + c
+        return ProbPoly(terms, q.values)
+
+    return {x: {y: fold(q) for y, q in law.items()} for x, law in laws.items()}
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, ProbPoly):
         return a.same_as(b)
@@ -382,13 +423,14 @@ def _probe_points(box: Box) -> Iterator[dict[str, float]]:
     """Points of a region at which to look for a numeric difference: its point, its corners, and the floats next
     to its ends (where rounding classes change)."""
     yield box.point()
-    yield from box.corners(box.names)
+    yield from (env for env in box.corners(box.names) if box.contains(env))
     for n, lo, hi in box.ranges:
         for k in (float_key(lo) + 1, float_key(hi) - 1):
             if float_key(lo) <= k <= float_key(hi):
                 env = box.point()
                 env[n] = float_from_key(k)
-                yield env
+                if box.contains(env):
+                    yield env
 
 
 def _difference(code: Mapping, other: Mapping, box: Box) -> tuple[dict[str, float], Any, Fraction, Fraction] | None:
@@ -554,8 +596,8 @@ def _outside_point(box: Box, valid: Mapping[str, tuple[float, float]]) -> dict[s
 
 
 def _clip(box: Box, valid: Mapping[str, tuple[float, float]]) -> Box:
-    return Box(tuple((n, max(lo, valid[n][0], key=float_key), min(hi, valid[n][1], key=float_key))
-                     for n, lo, hi in box.ranges))
+    return dataclasses.replace(box, ranges=tuple((n, max(lo, valid[n][0], key=float_key),
+                                                  min(hi, valid[n][1], key=float_key)) for n, lo, hi in box.ranges))
 
 
 def _show_env(env: Mapping[str, float]) -> str:
@@ -565,8 +607,9 @@ def _show_env(env: Mapping[str, float]) -> str:
 class _Judge:
     """Turns one base's leaves into the clauses' coverage."""
 
-    def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]]):
-        self.report, self.fixed, self.valid = report, fixed, valid
+    def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]],
+                 accepts: Callable[[dict], bool] | None = None):
+        self.report, self.fixed, self.valid, self.accepts = report, fixed, valid, accepts
 
     def witness(self, env: Mapping[str, float]) -> dict:
         """A parameter set where a clause fails (checked concretely by the sampled search)."""
@@ -582,6 +625,8 @@ class _Judge:
         """precondition.regions on a leaf; returns the part of an accepted leaf inside the valid ranges."""
         pre = self.report.clauses["precondition.regions"]
         box, where = leaf.box, _inside(leaf.box, self.valid)
+        if where == "in" and leaf.result.valid is False:
+            where = "out"  # inside the valid ranges, outside the spec's joint precondition (Universal.accepts)
         if isinstance(leaf.result, _Rejected):
             if where == "out":
                 pre.proved.append(box)
@@ -604,7 +649,7 @@ class _Judge:
         if result.reference is None:
             cov.open.append((box, "the spec states no reference law"))
             return False
-        laws, reference = result.laws, result.reference
+        laws, reference = _folded(result.laws, box), _folded(result.reference, box)
         if all(_same_law(laws[x], reference[x]) for x in laws):
             cov.proved.append(box)
             return True
@@ -792,8 +837,19 @@ class _Judge:
 
     def unexplored(self, clause: str, box: Box, why: str) -> None:
         self.report.clauses[clause].open.append((box, why))
-        if _inside(box, self.valid) != "out":
-            self.sample(_clip(box, self.valid).point())
+        if _inside(box, self.valid) == "out":
+            return
+        # a point of the region the spec's joint precondition accepts (the region may straddle its boundary)
+        for env in _probe_points(_clip(box, self.valid)):
+            if self.accepts is None or self._accepted(env):
+                self.sample(env)
+                return
+
+    def _accepted(self, env: Mapping[str, float]) -> bool:
+        try:
+            return bool(self.accepts({**self.fixed, **env}))
+        except (ArithmeticError, ValueError, TypeError):
+            return False
 
 
 def _same_term(claim: Any, constant: Any) -> bool:
@@ -854,11 +910,11 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
                   region_budget: int, bisections: int | None = None) -> None:
     valid = dict(spec.universal.floats(base))
     fixed = {k: v for k, v in base.items() if k not in valid}
-    judge = _Judge(report, fixed, valid)
+    judge = _Judge(report, fixed, valid, spec.universal.accepts)
     space = {n: _WHOLE_LINE for n in valid}
     try:
-        leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget), space, budget=region_budget,
-                                             bisections=bisections)
+        leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget, valid), space,
+                                             budget=region_budget, bisections=bisections)
     except EnumerationBudgetExceeded as e:
         for c in UNIVERSAL_CLAUSES:
             judge.unexplored(c, Box.of(space), f"a law needs more than {budget} paths ({e})")
@@ -874,9 +930,8 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
         if box is None:
             continue
         is_reference = judge.law(box, leaf.result)
-        claims, open_claims = explore_regions(_claim_run(spec, build, fixed), dict((n, (lo, hi))
-                                                                                  for n, lo, hi in box.ranges),
-                                              budget=region_budget, bisections=bisections, forks=CLAIM_FORKS)
+        claims, open_claims = explore_regions(_claim_run(spec, build, fixed), box, budget=region_budget,
+                                              bisections=bisections, forks=CLAIM_FORKS)
         refute = None
         if isinstance(leaf.result, _Laws):
             def refute(env: dict, claim: Any, laws: dict = leaf.result.laws) -> str | None:

@@ -1,0 +1,173 @@
+"""RAPPOR's one report decided for every (f, p, q) jointly (issue 23, point 7): regions with orders between
+parameters (p < q), polynomial comparisons in several atoms, the spec's joint precondition, and variants wrong in
+a narrow band of one float."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import pytest
+
+from tests.mutants import universal_variants as uv
+from vetdp.engine.polynomial import ProbPoly
+from vetdp.engine.spec import find_spec
+from vetdp.engine.symbolic import MAX_JOINT_HALVINGS, Box, explore_regions
+from vetdp.engine.universal import explore_spec
+
+LOW = 2.0**-1000  # the least p* and 1 − q* RAPPOR accepts
+K2 = [{"k": 2, "m": 1, "constant_time": False}]
+
+
+def _spec(bases=K2):
+    spec = find_spec("rappor")
+    return dataclasses.replace(spec, universal=dataclasses.replace(spec.universal, bases=lambda deep: bases))
+
+
+def _explore(ctor=None, bases=K2):
+    spec = _spec(bases)
+    ctor = ctor if ctor is not None else spec.load_constructor()
+    return explore_spec(spec, lambda p: spec.build(ctor, p))
+
+
+# ------------------------------------------------------------------ the engine: orders and joint comparisons
+
+def test_an_order_between_two_parameters_splits_the_region_in_two_exactly():
+    leaves, open_ = explore_regions(lambda p: p["p"] < p["q"], {"p": (0.0, 1.0), "q": (0.0, 1.0)})
+    assert not open_ and sorted(leaf.result for leaf in leaves) == [False, True]
+    below = next(leaf.box for leaf in leaves if leaf.result)
+    assert below.orders == (("p", "q", True),) and below["p"] == (0.0, math.nextafter(1.0, 0.0))
+    assert below.point()["p"] < below.point()["q"]  # the run's point lies in the region
+    assert below.contains({"p": 0.5, "q": math.nextafter(0.5, 1.0)}) and not below.contains({"p": 0.5, "q": 0.5})
+
+
+def test_an_order_then_a_cut_keeps_every_part_tight_and_drops_empty_ones():
+    box = Box.of({"p": (0.0, 1.0), "q": (0.0, 1.0)}).ordered("p", "q", True)
+    assert box["q"][0] == 5e-324 and box.implies("p", "q", True) and not box.implies("q", "p", False)
+    parts = box.split("q", 0.25)
+    below = math.nextafter(math.nextafter(0.25, 0.0), 0.0)  # p < q <= the float below 1/4
+    assert [part["p"] for part in parts] == [(0.0, below), (0.0, math.nextafter(1.0, 0.0))]
+    assert Box.of({"p": (0.5, 1.0), "q": (0.0, 0.5)}).ordered("p", "q", True) is None
+
+
+def test_a_polynomial_in_several_atoms_is_decided_from_its_bounds_and_halved_where_they_straddle():
+    def run(s):
+        r, p, q = (ProbPoly.atom(s[n]) for n in "rpq")
+        return bool(p * (1 - r) + r * q >= Fraction(1, 4))
+
+    leaves, open_ = explore_regions(run, {"r": (0.0, 0.5), "p": (0.25, 0.5), "q": (0.5, 1.0)})
+    assert [leaf.result for leaf in leaves] == [True] and not open_  # p* >= p >= 1/4 on the whole box
+    leaves, open_ = explore_regions(run, {"r": (0.25, 0.5), "p": (0.0625, 0.125), "q": (0.5, 1.0)})
+    assert {leaf.result for leaf in leaves} == {False, True}
+    assert open_ and all(f"after {MAX_JOINT_HALVINGS} halvings" in why for _, why in open_)  # the curve p* = 1/4
+
+
+# ------------------------------------------------------------------ RAPPOR's one report
+
+def test_rappor_one_report_is_proved_for_every_f_p_q_off_the_joint_boundary():
+    report = _explore()
+    for clause in ("precondition.regions", "function.law", "privacy.sound"):
+        cov = report.clauses[clause]
+        assert cov.proved and not cov.failed, (clause, report.describe(clause))
+        for box, why in cov.open:  # only where p* or 1 − q* = 2**-1000 crosses the region (p < 2**-1000 or q = 1)
+            assert "jointly" in why and (box["p"][1] <= LOW or box["q"][0] == 1.0), (box.describe(), why)
+    assert not report.witnesses
+    proved = report.clauses["privacy.sound"].proved
+    for point in ({"f": 0.5, "p": 0.25, "q": 0.75}, {"f": 0.5, "p": 0.5, "q": 0.75}, {"f": 0.0, "p": 0.25, "q": 0.5},
+                  {"f": 5e-324, "p": 0.5, "q": math.nextafter(0.5, 1.0)}, {"f": 0.75, "p": 0.0, "q": 1.0}):
+        assert any(box.contains(point) for box in proved), point
+    from vetdp.specs.rappor import accepted
+
+    # the open regions' points go to the sampled search: points the joint precondition accepts, though the
+    # curve p* = 2**-1000 crosses their regions
+    assert report.samples and all(accepted(p) for p in report.samples)
+
+
+def test_rappor_precondition_regions_follow_the_specs_joint_condition():
+    report = _explore()
+    pre = report.clauses["precondition.regions"]
+    # p >= q is rejected on whole regions with an order, not box by box along the diagonal
+    assert any(box.orders and ("q", "p", False) in box.orders for box in pre.proved)
+    assert not pre.failed
+
+
+def test_a_band_of_p_two_to_the_minus_eighteen_wide_fails_with_a_witness_inside_it():
+    report = _explore(uv.rappor_band)
+    failed = report.clauses["function.law"].failed
+    assert failed and all(uv.RAPPOR_P_BAND[0] < w["p"] < uv.RAPPOR_P_BAND[1] for _, w, _ in failed)
+    assert report.clauses["function.law"].proved  # outside the band the law is vetdp's
+
+
+def test_a_band_of_f_with_the_flip_rounded_down_fails_with_a_witness_inside_it():
+    report = _explore(uv.rappor_flip_band)
+    failed = report.clauses["function.law"].failed
+    assert failed and all(uv.RAPPOR_F_BAND[0] < w["f"] < uv.RAPPOR_F_BAND[1] for _, w, _ in failed)
+
+
+def _rows(ctor, **cfg):
+    from vetdp.engine.runner import RunConfig, check_measurement_spec
+
+    return {r.check: r for r in check_measurement_spec(_spec(), ctor, RunConfig(max_examples=3, **cfg))}
+
+
+def test_the_bundled_report_passes_the_gate_and_its_open_regions_are_sampled_where_valid():
+    from vetdp.impl.rappor import make_rappor_report
+
+    rows = _rows(make_rappor_report)
+    assert rows["search.universal"].status == "warning"  # the joint boundary's regions stay open, named
+    assert not [r.check for r in rows.values() if r.status in ("fail", "undecided", "stopped")]
+    assert "chosen by the universal exploration" in rows["search.coverage"].message
+
+
+@pytest.mark.parametrize("ctor", [uv.rappor_band, pytest.param(uv.rappor_flip_band, marks=pytest.mark.deep)])
+def test_the_gate_fails_the_band_and_the_sampled_search_alone_accepts_it(ctor):
+    rows = _rows(ctor)
+    assert rows["search.universal"].status == "fail" and "function.law" in rows["search.universal"].message
+    assert rows["function.law"].status == "fail"  # checked concretely at the witness too
+    sampled = _rows(ctor, max_regions=0)
+    assert "search.universal" not in sampled
+    assert sampled["function.law"].status == "pass" and sampled["privacy.sound"].status == "pass"
+
+
+# ------------------------------------------------------------------ RAPPOR's n reports (the memoised bound ε∞)
+
+def _explore_many(ctor=None):
+    spec = find_spec("rappor_reports")
+    ctor = ctor if ctor is not None else spec.load_constructor()
+    return explore_spec(spec, lambda p: spec.build(ctor, p))
+
+
+def test_rappor_reports_share_one_permanent_response_for_every_f_p_q():
+    report = _explore_many()
+    for clause in ("precondition.regions", "function.law", "privacy.sound"):
+        cov = report.clauses[clause]
+        assert cov.proved and not cov.failed, (clause, report.describe(clause))
+        assert all("jointly" in why for _, why in cov.open), report.describe(clause)
+    assert any(box.contains({"f": 0.5, "p": 0.5, "q": 0.75}) for box in report.clauses["privacy.sound"].proved)
+
+
+def test_reports_that_redraw_the_permanent_response_fail_the_law_everywhere_and_f_zero_fails_the_precondition():
+    from tests.mutants.rappor_mutants import reports_accept_f_zero, reports_not_memoized
+
+    fresh = _explore_many(reports_not_memoized).clauses["function.law"]
+    assert fresh.failed and not fresh.proved
+    zero = _explore_many(reports_accept_f_zero).clauses["precondition.regions"]
+    assert zero.failed and all(w["f"] == 0 for _, w, _ in zero.failed)
+
+
+def test_a_parameter_pinned_to_a_point_is_compared_with_a_wide_one_by_a_cut_not_by_its_point():
+    def run(s):
+        p = float(s["p"])  # pins p to the run's point
+        return p < s["q"]
+
+    leaves, _ = explore_regions(run, {"p": (0.5, 0.5), "q": (0.25, 1.0)})
+    assert {leaf.result: leaf.box["q"] for leaf in leaves} == {False: (0.25, 0.5),
+                                                               True: (math.nextafter(0.5, 1.0), 1.0)}
+
+
+def test_an_order_keeps_both_signed_zeros_on_the_side_their_value_belongs_to():
+    # a in [0.0, 1.0], b in [-1.0, -0.0], a <= b: exactly a = 0.0, b = -0.0 (equal values), not an empty region
+    box = Box.of({"a": (0.0, 1.0), "b": (-1.0, -0.0)}).ordered("a", "b", False)
+    assert box is not None and box["a"] == (0.0, 0.0) and box["b"] == (-0.0, -0.0)
+    assert Box.of({"a": (0.0, 1.0), "b": (-1.0, -0.0)}).ordered("a", "b", True) is None
