@@ -58,15 +58,20 @@ __all__ = [
 DECODE_METHODS = ("auto", "all", "split", "paper")
 # "auto" fits every candidate when they and the background fill at most this share of the rows. For near-orthogonal
 # random columns the variance then grows by about 1/(1 − columns/rows) <= 4/3 (standard errors × 1.15 at most),
-# against the split's × √2 from halving the data; the split tests fewer candidates (alpha/S, not alpha/M), which
-# around a quarter balances the rest (measured: 1000 candidates in 16 × 128 rows, the split found 29 strings and
-# "all" 23; in 64 × 128 rows "all" 26 and the split 22)
+# against the split's × 1.22 from leaving a third of the data to its screen; the split tests fewer candidates
+# (alpha/S, not alpha/M), which around a quarter balances the rest (measured: 1000 candidates in 16 × 128 rows,
+# the split found 37 strings and "all" 23; in 64 × 128 rows "all" 26 and the split 24)
 ALL_CANDIDATES_FRACTION = Fraction(1, 4)
-MAX_SELECTED_FRACTION = Fraction(4, 5)  # at most 80% of a half's rows enter the OLS fit (as the R code)
+MAX_SELECTED_FRACTION = Fraction(4, 5)  # at most 80% of the smaller part's rows enter the OLS fit (as the R code)
 # The screen's penalty, in units of the universal threshold: half of it. The screen runs on cohorts the estimates do
 # not use, so a null candidate it keeps costs one column of the fit, while a reported string it drops biases the
 # candidates that share its bits; a lenient screen is the cheaper error (proofs/rappor_decoding.md, "Sample split").
 SCREEN_PENALTY_FACTOR = Fraction(1, 2)
+# The screen sees every SCREEN_EVERY-th cohort with reports, the fit the others: a third to the screen, two thirds to
+# the estimates (standard errors × √(3/2) against the whole, not × √2 as for halves). A lenient screen needs little
+# data, the estimates need all they can get (measured, Zipf(1), 10**6 reports, 1000 candidates, 16 cohorts, three
+# seeds: halves found 29 strings, thirds 37, quarters 35, sixths 33; proofs/rappor_decoding.md, "Sample split").
+SCREEN_EVERY = 3
 
 
 # ------------------------------------------------------------------ per-bit law and t̂
@@ -332,10 +337,11 @@ def lasso_penalty(noise_std: float, column_norm: float, num_rows: int, num_candi
 
 
 def split_cohorts(cohort_sizes: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(screen, fit): the cohorts with at least one report, in increasing order, alternately assigned — the 1st,
-    3rd, 5th, … to the screen, the 2nd, 4th, … to the fit. Disjoint, together every cohort with reports, sizes
-    differing by at most one. Cohorts hash every value independently, so which string collides with which differs
-    between the halves; the alternation only keeps the halves balanced.
+    """(screen, fit): the cohorts with at least one report, in increasing order; the 1st, 4th, 7th, … (every
+    :data:`SCREEN_EVERY`-th, from the first) to the screen, the others to the fit. Disjoint, together every cohort
+    with reports; the fit gets about two thirds of them (with two cohorts, one each). Cohorts hash every value
+    independently, so which string collides with which differs between the parts; the fixed stride only keeps the
+    shares steady.
 
     Precondition: at least two cohorts have reports (ValueError otherwise).
     """
@@ -343,9 +349,10 @@ def split_cohorts(cohort_sizes: Any) -> tuple[np.ndarray, np.ndarray]:
     live = np.flatnonzero(sizes)
     if len(live) < 2:
         raise ValueError(f"cohorts: reports fall in {len(live)} cohort(s) ({live.tolist()}); decode needs reports in "
-                         f"at least 2 cohorts (it screens on one half of the cohorts and estimates on the other), "
+                         f"at least 2 cohorts (it screens on some of the cohorts and estimates on the others), "
                          f"so use num_cohorts >= 2 with reports in more than one")
-    return live[0::2], live[1::2]
+    to_screen = np.arange(len(live)) % SCREEN_EVERY == 0
+    return live[to_screen], live[~to_screen]
 
 
 def _least_squares(columns: sp.csc_matrix, background: np.ndarray,
@@ -388,8 +395,8 @@ def _least_squares(columns: sp.csc_matrix, background: np.ndarray,
 def choose_method(num_candidates: int, num_rows: int) -> str:
     """The decoder :func:`decode_counts` runs for ``method="auto"``: ``"all"`` (least squares on every candidate and
     all the reports) when the candidates and the background fill at most :data:`ALL_CANDIDATES_FRACTION` (a quarter)
-    of the rows (live cohorts × k), else ``"split"`` (a lasso screen on half of the cohorts, least squares on the
-    other).
+    of the rows (live cohorts × k), else ``"split"`` (a lasso screen on a third of the cohorts, least squares on
+    the others).
     A rule on sizes alone: it never looks at the counts."""
     return "all" if num_candidates + 1 <= ALL_CANDIDATES_FRACTION * num_rows else "split"
 
@@ -460,10 +467,11 @@ def decode_counts(counts: Any, cohort_sizes: Any, candidates: Sequence[str | byt
       alone) and the background, over every cohort. No candidate is chosen by looking at the data, so under the
       model each interval holds its count with probability 1 − alpha and each test has its level — with all the
       reports behind every estimate.
-    * ``method="split"``: the cohorts with reports are split in two (:func:`split_cohorts`); a positive lasso
-      (sklearn, penalty ``SCREEN_PENALTY_FACTOR`` × :func:`lasso_penalty`) on the first half screens the candidates,
-      at most 80% of a half's rows; least squares of the second half on the screened ones gives the estimates,
-      intervals and tests, free of selection bias given the screen (their price: half of the reports).
+    * ``method="split"``: the cohorts with reports are split in two parts (:func:`split_cohorts`: a third to the
+      screen, the rest to the fit); a positive lasso (sklearn, penalty ``SCREEN_PENALTY_FACTOR`` ×
+      :func:`lasso_penalty`) on the screen cohorts screens the candidates, at most 80% of the smaller part's rows;
+      least squares of the fit cohorts on the screened ones gives the estimates, intervals and tests, free of
+      selection bias given the screen (their price: the screen's third of the reports).
     * ``method="auto"`` (default): :func:`choose_method` — "all" whenever the candidates fit in a quarter of the
       rows, else "split".
     * ``method="paper"``: the paper's decoder, for comparison — a lasso at the full universal threshold and least

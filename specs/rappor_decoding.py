@@ -325,7 +325,7 @@ def pipeline_checks(config: dict | tuple | list | None = None,
     return out
 
 
-LOW_NOISE = {"k": 16, "h": 2, "num_cohorts": 4, "f": 0.0, "p": 2.0**-10, "q": 1 - 2.0**-10}
+LOW_NOISE = {"k": 32, "h": 2, "num_cohorts": 4, "f": 0.0, "p": 2.0**-10, "q": 1 - 2.0**-10}
 
 
 def low_noise_check(decoder: Callable | None = None) -> tuple[bool, str]:

@@ -817,8 +817,8 @@ def _check_candidates(option: str, path: str, candidates: list[str]) -> None:
 def _method_option(f: Callable) -> Callable:
     return click.option("--method", type=click.Choice(METHOD_CHOICES), default="auto", show_default=True,
                         help="auto: least squares on every candidate when they fit in a quarter of the rows, else "
-                             "a lasso screen on half of the cohorts; all; split; paper (the paper's, for comparison: "
-                             "its intervals and tests have no stated rate)")(f)
+                             "a lasso screen on a third of the cohorts; all; split; paper (the paper's, for "
+                             "comparison: its intervals and tests have no stated rate)")(f)
 
 
 def _read_counts(path: str, given: _Given) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
