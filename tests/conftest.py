@@ -1,4 +1,5 @@
-"""Test-suite options: ``--deep`` runs the long explorations marked ``deep`` (skipped by default); the ``tree``
+"""Test-suite options: ``--deep`` runs the long explorations marked ``deep`` and the slow tests marked ``slow``
+(both skipped by default, to keep the default suite under ten minutes; .ci/run runs every ``slow`` one); the ``tree``
 fixture: a copy of this repository's proofs/ and impl/."""
 
 import shutil
@@ -18,9 +19,12 @@ def pytest_collection_modifyitems(config, items):
     if config.getoption("--deep"):
         return
     skip = pytest.mark.skip(reason="deep exploration: run with pytest --deep")
+    slow = pytest.mark.skip(reason="slow (over ~15 s): run with pytest --deep (.ci/run runs -m slow --deep)")
     for item in items:
         if "deep" in item.keywords:
             item.add_marker(skip)
+        elif "slow" in item.keywords:
+            item.add_marker(slow)
 
 
 @pytest.fixture

@@ -38,9 +38,10 @@ def test_verify_rejects_a_wrong_map_with_exit_1_and_a_reproduction(tmp_path):
     doc = json.loads(j.read_text())
     failing = {r["check"]: r for r in doc["results"] if r["status"] == "fail"}
     # a map missing (t−1) is too small at every d_in >= 1 (d = 1: soundness, d >= 2: distance), and negative
-    # near prob = 1/t, where map(1) < map(0) = 0 breaks monotonicity
+    # near prob = 1/t, where map(1) < map(0) = 0 breaks monotonicity; the universal exploration refutes it on a
+    # region (search.universal)
     assert {"privacy.sound", "privacy.distance"} <= set(failing) <= {"privacy.sound", "privacy.distance",
-                                                                     "privacy.monotone"}
+                                                                     "privacy.monotone", "search.universal"}
     r = failing["privacy.sound"]
     assert r["claimed"] < r["true"] and r["witness"]["x"] is not None
     assert "privacy.sound" in result.output and "reproduce" in result.output

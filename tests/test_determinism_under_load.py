@@ -7,9 +7,9 @@ commands are chosen to be slow to enumerate: under the former wall-clock budgets
 the inputs) the 1074-bit variant at t = 1000 was rejected under load ("undecided, enumerating stopped on time after
 454 paths") and accepted idle.
 
-The default run covers two ``verify`` runs at t = 200 (about 13 s of CPU each way); ``--deep`` (and ``.ci/run``)
-adds one spec's whole ``vetdp check``, the whole of ``vetdp check`` and the full search of the sound variant, whose
-pinned cases include t = 1000.
+Every test here is marked ``deep`` (minutes each way, under load): ``pytest --deep`` (and ``.ci/run``) compares two
+``verify`` runs at t = 200, one spec's whole ``vetdp check``, the whole of ``vetdp check`` and the full search of
+the sound variant, whose pinned cases include t = 1000.
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ def test_gate_subset_gives_the_same_json_idle_and_under_load(tmp_path):
     assert_same(idle, loaded, 0)
 
 
+@pytest.mark.deep  # ~30 s; .ci/run runs this file with --deep
 def test_verify_of_a_slow_sound_variant_and_of_a_mutant_gives_the_same_json_idle_and_under_load(tmp_path):
     # the 1074-bit uniform: t paths per input, each a comparison of 1074-bit integers (about 1 ms a path)
     params = _spread_of_categories(200, tmp_path)

@@ -280,6 +280,7 @@ def test_check_workers_and_scheduler_together_is_a_usage_error():
 
 # ------------------------------------------------------------------ the time limit on Dask: verify of a hanging mutant
 
+@pytest.mark.slow  # ~28 s: waits out the safety-net time limit on Dask; .ci/run runs it (-m slow)
 def test_verify_of_code_that_never_returns_is_stopped_on_dask_as_serially(tmp_path, address):
     serial, spread = _serial_and_dask(tmp_path, main, [
         "verify", "randomized_response", "--impl", "tests.mutants.unseen_rr:linear_search_never_ends",
@@ -338,6 +339,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # ~15 s: a scheduler and workers as processes; .ci/run runs it (-m slow)
 def test_the_documented_recipe_runs_as_separate_processes_over_tcp(tmp_path):
     """docs/dask.md's steps 2–4 as their own OS processes (a scheduler, a worker process with two single-thread
     worker processes, vetdp as a client), talking over TCP as they would between machines; the report equals the

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from _install_helpers import REPO, noneditable_install
 
+pytestmark = pytest.mark.slow  # a wheel built and installed into a fresh venv (~50 s): .ci/run runs it (-m slow)
+
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:

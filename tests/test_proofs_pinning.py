@@ -45,6 +45,7 @@ def test_every_constructor_has_a_pinned_up_to_date_proof():
     assert makers <= proved
 
 
+@pytest.mark.slow  # ~35 s: two whole checks; .ci/run runs it (-m slow)
 def test_one_line_change_makes_status_and_check_fail_until_blessed(tree, monkeypatch):
     proofs, impl = tree
     pin = Pinning(proofs, {"vetdp.impl": impl})
