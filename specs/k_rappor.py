@@ -113,8 +113,19 @@ def universal_constants(p) -> list[PrivacyConstant]:
     return [bound, PrivacyConstant(var("epsilon"), {"epsilon": p["epsilon"]})]
 
 
+# k-RAPPOR's own code has no word-size logic (its bits are the bit vector's, whose spec explores every k <= 128):
+# by default the long vectors around each word boundary and at k = 100; every k <= 128 with --deep
+LONG_BY_DEFAULT = {7, 8, 31, 32, 33, 63, 64, 65, 100, 127, 128}
+
+
+def universal_bases_k_rappor(deep: bool) -> list[dict]:
+    """The bit vector's bases (:func:`universal_bases`): with ``deep`` all of them, else every k <= 6 and the long
+    vectors of :data:`LONG_BY_DEFAULT`."""
+    return [b for b in universal_bases(deep) if deep or b["k"] <= 6 or b["k"] in LONG_BY_DEFAULT]
+
+
 UNIVERSAL = Universal(
-    bases=universal_bases,
+    bases=universal_bases_k_rappor,
     floats=lambda p: {"epsilon": (5e-324, float(MAX_FLOAT))},
     constant=universal_constants,  # the map is the smaller of the two
     coordinate_law=coordinate_law,

@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from vetdp.arith.expr import Expr
-from vetdp.engine.symbolic import RunMemo, SymFloat, _context, compare, evaluate, floats_between
+from vetdp.engine.symbolic import RunMemo, SymFloat, _context, compare, evaluate, float_key, floats_between
 
 __all__ = ["ProbPoly", "probability_of", "poly_value"]
 
@@ -184,11 +184,13 @@ class ProbPoly(RunMemo):
 
     def at(self, env: Mapping[str, float] | None = None) -> Fraction:
         """The exact value at the run's point, or at ``env`` (parameter values) when given."""
+        point = None if env is None else tuple(sorted((k, float_key(v) if isinstance(v, float) else repr(v))
+                                                      for k, v in env.items()))
         total = Fraction(0)
         for m, c in self.terms.items():
             v = c
             for (atom, complement), e in m:
-                a = Fraction(self.values[atom] if env is None else evaluate(atom, env))
+                a = Fraction(self.values[atom]) if point is None else _atom_at(atom, env, point)
                 v *= (1 - a if complement else a) ** e
             total += v
         return total
@@ -354,6 +356,19 @@ def _value(poly: Mapping[tuple[tuple[Expr, int], ...], Fraction], at: Mapping[Ex
 def probability_of(x: SymFloat) -> ProbPoly:
     """The exact probability a sampler draws with, for a symbolic float ``x`` (the runtime's ``Fraction(p)``)."""
     return ProbPoly.atom(x)
+
+
+_ATOMS_AT: dict[tuple[Expr, tuple], Fraction] = {}  # an atom's exact value at a point: a law's polynomials share atoms
+
+
+def _atom_at(atom: Expr, env: Mapping[str, float], point: tuple) -> Fraction:
+    """``Fraction(evaluate(atom, env))``, remembered by the point's exact floats (``point``, signed zeros apart)."""
+    key = (atom, point)
+    if key not in _ATOMS_AT:
+        if len(_ATOMS_AT) > 100_000:
+            _ATOMS_AT.clear()
+        _ATOMS_AT[key] = Fraction(evaluate(atom, env))
+    return _ATOMS_AT[key]
 
 
 def poly_value(p: Any, env: Mapping[str, float] | None = None) -> Fraction:

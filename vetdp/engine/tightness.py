@@ -169,7 +169,9 @@ class _Identity:
         try:
             ideal = self._sympy(term)
             loss = sympy.log(self._poly(p) / self._poly(q))
-            difference = sympy.simplify(sympy.expand_log(ideal - loss, force=True))
+            difference = sympy.expand(sympy.expand_log(ideal - loss, force=True))  # usually 0 already
+            if difference != 0:
+                difference = sympy.simplify(difference)
         except _Unmodelled as e:
             self.holds, self.why = False, str(e)
             return
@@ -284,10 +286,23 @@ def _rounding(ctx: Any, magnitude: Any) -> Any:
     return _ULPS * (magnitude * ctx.mpf(2) ** -52 + ctx.mpf(2) ** -1074)
 
 
+_ANALYSED: dict[tuple, Any] = {}  # bases that share subterms (long bit vectors: one per length) share their analyses
+
+
 def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box) -> tuple[Any, Any, Any] | str:
     """(V, e, r): V holds the ideal value of ``t`` (atoms exact) on the sub-box, e.b bounds |computed − ideal| and r
     (None: unknown) bounds |computed − ideal| / |ideal| (relative bounds carry a logarithm's argument across many
-    binades); or why the analysis cannot bound it there."""
+    binades); or why the analysis cannot bound it there. Remembered by the term, the sub-box and the atoms ranged
+    (their ranges are functions of the sub-box)."""
+    key = (t, under_log, box, frozenset(ranges))
+    if key not in _ANALYSED:
+        if len(_ANALYSED) > 100_000:
+            _ANALYSED.clear()
+        _ANALYSED[key] = _analysed(t, ranges, ctx, under_log, box)
+    return _ANALYSED[key]
+
+
+def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box) -> tuple[Any, Any, Any] | str:
     zero = ctx.mpf(0)
     if t in ranges:
         return ranges[t], zero, zero

@@ -509,8 +509,21 @@ def terms_equal(a: Expr, b: Expr, box: Box, rlimit: int = Z3_RLIMIT) -> bool | N
 _PROVED: dict[tuple[str, str], list[tuple[tuple[float, float], ...]]] = {}
 
 
+_RANGES: dict[tuple[Expr, Box], tuple[float, float] | None] = {}
+
+
 def _range_of(t: Expr, box: Box) -> tuple[float, float] | None:
-    """The least and largest value of a term monotone in each parameter, over the region (from its corners)."""
+    """The least and largest value of a term monotone in each parameter, over the region (from its corners);
+    remembered by term and region."""
+    key = (t, box)
+    if key not in _RANGES:
+        if len(_RANGES) > 100_000:
+            _RANGES.clear()
+        _RANGES[key] = _range_on_corners(t, box)
+    return _RANGES[key]
+
+
+def _range_on_corners(t: Expr, box: Box) -> tuple[float, float] | None:
     names = tuple(t.variables())
     if any(monotonicity(t, n, box) is None for n in names):
         return None
