@@ -461,3 +461,23 @@ def test_k_rappor_map_taking_the_larger_bound_is_sound_for_every_epsilon():
     report = explore_spec(spec, lambda p: spec.build(uv.k_rappor_max_map, p), deep=True)
     cov = report.clauses["privacy.sound"]
     assert not cov.failed and not cov.open, report.describe("privacy.sound")
+
+
+def test_a_failure_of_vetdps_own_computation_in_the_exploration_is_an_engine_error_never_an_open_base(monkeypatch):
+    # an exception raised with no frame of the code under test or its spec running (here a C call in place of
+    # the tightness judge) is vetdp's failure: the search.universal row is an error (exit 2), not a base left open
+    # as if the code could not run symbolically
+    import functools
+
+    from vetdp.engine import tightness
+    from vetdp.engine.runner import RunConfig, _explore_universally
+
+    spec = _spec("randomized_response_bool")
+    monkeypatch.setattr(tightness, "decide_tight", functools.partial(divmod, 1, 0))
+    report, row = _explore_universally(spec, spec.load_constructor(), RunConfig())
+    assert report is None and row.status.value == "error", row.message
+    assert row.message.startswith("engine error in the universal exploration: TypeError") and "not a finding" in \
+        row.message
+    monkeypatch.undo()
+    report, row = _explore_universally(spec, spec.load_constructor(), RunConfig())
+    assert row.status.value == "pass", row.message

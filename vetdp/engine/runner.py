@@ -1087,7 +1087,7 @@ def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunC
     sampled search); it passes when every explored region was decided; it is a warning, naming where and why, when
     regions are left open (those are sampled concretely instead). The exploration counts its work in runs per base
     (``cfg.max_regions``) and paths per law (``cfg.budget``); the time limit only stops it."""
-    from vetdp.engine.universal import UNIVERSAL_CLAUSES, explore_spec
+    from vetdp.engine.universal import UNIVERSAL_CLAUSES, UniversalEngineError, explore_spec
 
     t0 = time.perf_counter()
     progress.step("universal exploration", 1, 1, spec.name)
@@ -1104,6 +1104,10 @@ def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunC
                                   on_base=lambda i, n: progress.note(f"universal base {i + 1}/{n}"))
     except DeadlineExceeded:
         return None, row(Status.STOPPED, time_stop(cfg, "the universal exploration", "--max-regions").message)
+    except UniversalEngineError as e:
+        return None, row(Status.ERROR, f"engine error in the universal exploration: {e} ({_origin(e.__cause__)}); "
+                                       "vetdp's own computation failed, which is not a finding about the code under "
+                                       "test (the other clauses stand)")
     if not report.bases:
         return report, row(Status.WARNING, "nothing explored symbolically: " + "; ".join(
             f"{c}: {report.describe(c)}" for c in UNIVERSAL_CLAUSES) + " (the sampled search decides)")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
@@ -61,8 +62,8 @@ from vetdp.engine.symbolic import (
 )
 from vetdp.engine.timeout import DeadlineExceeded
 
-__all__ = ["UniversalReport", "ClauseCoverage", "explore_spec", "symbolic_law", "terms_equal", "UNIVERSAL_CLAUSES",
-           "Z3_RLIMIT"]
+__all__ = ["UniversalReport", "ClauseCoverage", "UniversalEngineError", "explore_spec",
+           "symbolic_law", "terms_equal", "UNIVERSAL_CLAUSES", "Z3_RLIMIT"]
 
 UNIVERSAL_CLAUSES = ("precondition.regions", "function.law", "privacy.sound", "privacy.tight")
 Z3_RLIMIT = 20_000_000  # z3 resource units for one equality of two float terms on a region
@@ -910,6 +911,8 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
         except (KeyboardInterrupt, DeadlineExceeded):
             raise
         except BaseException as e:  # noqa: BLE001 - code that cannot run on symbolic values: the base stays open
+            if _raised_inside_vetdp(e):  # no frame of the code under test or of its spec: vetdp's own failure
+                raise UniversalEngineError(f"{type(e).__name__}: {e} (base {base})") from e
             why = f"the code raised {type(e).__name__} on symbolic parameters: {e}"[:300]
             valid = dict(spec.universal.floats(base))
             judge = _Judge(report, {k: v for k, v in base.items() if k not in valid}, valid)
@@ -917,6 +920,25 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
                 judge.unexplored(c, Box.of({n: _WHOLE_LINE for n in valid}), why)
         failing_bases += sum(len(c.failed) for c in report.clauses.values()) > before
     return report
+
+
+class UniversalEngineError(RuntimeError):
+    """vetdp's own computation failed during the exploration (no frame of the code under test or of its spec was
+    running): not a finding about the code, and no region may be counted for it."""
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory of the vetdp package
+
+
+def _raised_inside_vetdp(e: BaseException) -> bool:
+    """Whether every Python frame from the exploration down to where ``e`` was raised is vetdp's own (the package's
+    modules), so that neither the code under test nor its spec took part."""
+    tb = e.__traceback__
+    while tb is not None:
+        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+            return False
+        tb = tb.tb_next
+    return True
 
 
 def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
