@@ -292,9 +292,9 @@ _ANALYSED: dict[tuple, Any] = {}  # bases that share subterms (long bit vectors:
 def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box) -> tuple[Any, Any, Any] | str:
     """(V, e, r): V holds the ideal value of ``t`` (atoms exact) on the sub-box, e.b bounds |computed − ideal| and r
     (None: unknown) bounds |computed − ideal| / |ideal| (relative bounds carry a logarithm's argument across many
-    binades); or why the analysis cannot bound it there. Remembered by the term, the sub-box and the atoms ranged
-    (their ranges are functions of the sub-box)."""
-    key = (t, under_log, box, frozenset(ranges))
+    binades); or why the analysis cannot bound it there. Remembered by the term, the sub-box, the atoms ranged
+    (their ranges are functions of the sub-box) and the rounding model (_ULPS, the precision)."""
+    key = (t, under_log, box, frozenset(ranges), _ULPS, ctx.prec)
     if key not in _ANALYSED:
         if len(_ANALYSED) > 100_000:
             _ANALYSED.clear()
