@@ -29,8 +29,18 @@ Factor = tuple[Expr, bool]  # (atom, complement?): q or 1 − q
 Monomial = tuple[tuple[Factor, int], ...]  # sorted (factor, exponent >= 1)
 
 
-def _key(factor: Factor) -> tuple[int, bool]:
-    return hash(factor[0]), factor[1]  # canonical within a process, which is where polynomials are compared
+_NAMES: dict[Expr, str] = {}
+
+
+def _key(factor: Factor) -> tuple[str, int, bool]:
+    """A factor's place in a monomial: by the atom's text, so that polynomials print (and name their atoms) alike in
+    every process (str hashes are salted per process); the hash only breaks ties between atoms that print alike."""
+    atom = factor[0]
+    if atom not in _NAMES:
+        if len(_NAMES) > 100_000:
+            _NAMES.clear()
+        _NAMES[atom] = str(atom)
+    return _NAMES[atom], hash(atom), factor[1]
 
 
 def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
