@@ -215,14 +215,14 @@ class Box:
 
 class Split(BaseException):
     """The current region must be split into ``parts`` before the run can go on (not an outcome of the code);
-    ``dead`` parts cannot be explored symbolically (``why`` says what the code did). ``fork_key``: the dead parts
-    are where one comparison (by its key) is left undecided, and may instead be explored once per answer (see
-    :func:`explore_regions`' ``forks``)."""
+    ``dead`` parts cannot be explored symbolically (``why`` says what the code did). ``fork``: (key, what) when the
+    dead parts are where one comparison (by its key, described by what) is left undecided, so that they may instead
+    be explored once per answer (see :func:`explore_regions`' ``forks``)."""
 
-    def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None,
-                 joint: bool = False):
+    def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (),
+                 fork: tuple[Any, str] | None = None, joint: bool = False):
         super().__init__(why)
-        self.parts, self.why, self.dead, self.fork_key = parts, why, dead, fork_key
+        self.parts, self.why, self.dead, self.fork = parts, why, dead, fork
         self.joint = joint  # a halving of a box whose corners disagree (counted against MAX_JOINT_HALVINGS)
 
 
@@ -512,9 +512,9 @@ class Exploration:
         parts = tuple(p for p in (self.box.ordered(x, y, strict), self.box.ordered(y, x, not strict)) if p)
         raise self._split(parts, f"{x} {'<' if strict else '<='} {y} holds on part of the region")
 
-    def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (), fork_key: Any = None,
-               joint: bool = False) -> Split:
-        self.halted = Split(parts, why, dead, fork_key, joint)
+    def _split(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (),
+               fork: tuple[Any, str] | None = None, joint: bool = False) -> Split:
+        self.halted = Split(parts, why, dead, fork, joint)
         return self.halted
 
     def _bisected(self, on_terms: Callable[..., bool], terms: tuple[tuple[Expr, int], ...], trends: list[int],
@@ -551,7 +551,7 @@ class Exploration:
         why = (f"{what} is not monotone in {name}: interval bisection decides it on {len(decided)} region(s)"
                + (f", not on {len(undecided)} near a crossing (the two sides' enclosures overlap at the budget of "
                   f"{self.bisections} sub-intervals)" if undecided else ""))
-        raise self._split(decided, why, undecided, fork_key=key)
+        raise self._split(decided, why, undecided, fork=(key, str(what)))
 
     @contextlib.contextmanager
     def without_escapes(self) -> Iterator[None]:
@@ -940,11 +940,11 @@ def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[st
                               for part in s.parts)
         else:
             pending.extend((part, s.why, deeper, assumed, said) for part in reversed(s.parts))
-        if s.fork_key is not None and len(assumed) < forks:
+        if s.fork is not None and len(assumed) < forks:
+            key, what = s.fork
             for part in s.dead:
                 for answer in (True, False):
-                    pending.append((part, s.why, depth, {**assumed, s.fork_key: answer},
-                                    (*said, (s.why.split(" is not monotone")[0], answer))))
+                    pending.append((part, s.why, depth, {**assumed, key: answer}, (*said, (what, answer))))
         else:
             unexplored.extend((part, s.why) for part in s.dead)
 
