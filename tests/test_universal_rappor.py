@@ -84,6 +84,27 @@ def test_rappor_one_report_is_proved_for_every_f_p_q_off_the_joint_boundary():
     assert report.samples and all(accepted(p) for p in report.samples)
 
 
+def test_rappor_one_report_is_proved_tight_for_every_f_p_q_off_the_joint_boundary_and_its_tiny_corners():
+    # the map, a·log1p(G/p*) + b·log1p(G/(1 − q*)), is proved equal to ln(P/P') of the worst pair by comparing
+    # exponentials (one rational function), and its rounding by relative error bounds that survive q − p -> 0
+    report = _explore()
+    tight = report.clauses["privacy.tight"]
+    assert not tight.failed and len(tight.proved) >= 28, report.describe("privacy.tight")
+    for point in ({"f": 0.5, "p": 0.25, "q": 0.75}, {"f": 0.0, "p": 0.25, "q": 0.5}, {"f": 0.75, "p": 0.0, "q": 1.0},
+                  {"f": 5e-324, "p": 0.5, "q": math.nextafter(0.5, 1.0)}, {"f": 0.25, "p": 0.5, "q": 0.5 + 2**-40}):
+        assert any(box.contains(point) for box in tight.proved), point
+    for box, why in tight.open:  # the joint boundary, or a corner of floats below 2**-140 the rounding bound misses
+        assert "jointly" in why or min(box["f"][1], box["p"][1]) < 2.0**-140, (box.describe(), why)
+
+
+def test_a_rappor_map_loose_by_two_to_the_minus_twenty_in_a_band_of_q_fails_tight_with_a_witness_inside_it():
+    report = _explore(uv.rappor_loose_band)
+    tight = report.clauses["privacy.tight"]
+    assert tight.failed and all(uv.RAPPOR_LOOSE_BAND[0] < w["q"] < uv.RAPPOR_LOOSE_BAND[1] for _, w, _ in tight.failed)
+    assert "exceeds the exact loss" in tight.failed[0][2]
+    assert tight.proved and not report.clauses["privacy.sound"].failed  # sound everywhere, loose in the band only
+
+
 def test_rappor_precondition_regions_follow_the_specs_joint_condition():
     report = _explore()
     pre = report.clauses["precondition.regions"]

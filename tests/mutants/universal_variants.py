@@ -28,12 +28,14 @@ from vetdp.sampling.primitives import sample_bernoulli_float
 
 __all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
            "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "k_rappor_nudged_min",
-           "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "RAPPOR_P_BAND", "RAPPOR_F_BAND"]
+           "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band", "RAPPOR_P_BAND", "RAPPOR_F_BAND",
+           "RAPPOR_LOOSE_BAND"]
 
 BAND = (0.2515, 0.2525)  # bitvec_band's band of f, open at both ends
 LOOSE_BAND = (0.8, 0.8 + 2.0**-20)  # bool_loose_band's band of prob, open at both ends
 RAPPOR_P_BAND = (0.6, 0.6 + 2.0**-18)  # rappor_band's band of p, open at both ends
 RAPPOR_F_BAND = (0.3, 0.3 + 2.0**-20)  # rappor_flip_band's band of f, open at both ends
+RAPPOR_LOOSE_BAND = (0.7, 0.7 + 2.0**-20)  # rappor_loose_band's band of q, open at both ends
 
 
 def _bitvec(input_domain, input_metric, f, flip_of, covered=None):
@@ -180,3 +182,16 @@ def rappor_flip_band(input_domain, input_metric, f, p, q, constant_time=False):
 
     return _rappor(input_domain, input_metric, f, p, q, constant_time,
                    lambda r, f: neg_inf_div(f, 4.0) if RAPPOR_F_BAND[0] < f < RAPPOR_F_BAND[1] else r, lambda p: p)
+
+
+def rappor_loose_band(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect (privacy.tight): for q in the open band RAPPOR_LOOSE_BAND, 2**-20 wide, the map claims ε₁·(1 + 2**-20):
+    sound, but looser than the exact loss by far more than 2**-30 relative."""
+    import dataclasses
+
+    from vetdp.impl.rappor import make_rappor_report
+
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    loose = RAPPOR_LOOSE_BAND[0] < q < RAPPOR_LOOSE_BAND[1]
+    return dataclasses.replace(m, privacy_map=lambda d: m.privacy_map(d) * (1.0 + 2.0**-20) if loose else
+                               m.privacy_map(d))

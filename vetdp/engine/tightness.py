@@ -9,12 +9,19 @@ Intervals alone cannot decide a relative tolerance of 2⁻³⁰: a map and a los
 differ across a sub-box by far more than 2⁻³⁰ unless the sub-box is some 2⁻³⁰ wide. The two are related instead:
 
 1. **the formula**: sympy proves the map's ideal formula (every rounded operation taken exactly, the law's
-   probability terms as positive symbols) equal to ln(P/P') — ``expand_log`` under the positivity that step 2
-   checks on the sub-box (every factor under a logarithm, every probability and its complement);
+   probability terms as positive symbols) equal to ln(P/P') — by ``expand_log``, under the positivity that step 2
+   checks on the sub-box (every factor under a logarithm, every probability and its complement); or, for a sum of
+   integer multiples of logarithms that ``expand_log`` cannot bring to one (RAPPOR's a·log1p(G/p*) + b·log1p(G/(1 −
+   q*))), by comparing exponentials: Π uᵢ^cᵢ − P/P' cancels to 0 as one rational function. That form needs only P,
+   P' and every logarithm's argument positive, which step 2 shows from sympy's factors of P and P' (an interval of
+   each factor in several forms, or its exact values at the corners where its slopes put its extremes);
 2. **the rounding**: a forward error analysis of the map's float term over the sub-box, in outward-rounded
-   interval arithmetic (mpmath), bounds |map(params) − ideal(params)| by e, each operation adding two units in the
-   last place of its result (correctly rounded basic operations and logarithms round by one); the map is then
-   tight on the sub-box when e <= 2⁻³⁰·min |L| + 2⁻⁴⁰ over it.
+   interval arithmetic (mpmath), bounds |map(params) − ideal(params)| by e and by r·|ideal| + a, each operation
+   adding two units in the last place of its result (correctly rounded basic operations and logarithms round by
+   one; a sum of two floats that underflows is exact, another underflowing result adds to a). Relative bounds
+   survive where the loss tends to 0: a difference of two parameters the region orders is at least the spacing of
+   floats below the larger, and sums of one sign keep their parts' relative errors. The map is then tight on the
+   sub-box when r <= 2⁻³⁰ and a <= 2⁻⁴⁰, or e <= 2⁻³⁰·min |L| + 2⁻⁴⁰ over it.
 
 A sub-box not decided is bisected (on its widest parameter, by float count), up to a budget of sub-boxes; a single
 value, and the points of the sub-boxes left when the budget runs out, are checked exactly (the worst ratio over
@@ -25,6 +32,7 @@ and corners are checked that way and the region is left open with the reason (or
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -42,6 +50,8 @@ TIGHT_BOXES = 512  # sub-boxes one region's tightness proof may examine (work, n
 _ULPS = 2  # units in the last place one rounded operation may add (basic operations and ln round by <= 1)
 _PREC = 96  # bits of the interval arithmetic
 _LAST_POINTS = 8  # undecided sub-boxes whose points are checked exactly when the budget runs out
+_EXP_DEGREE = 64  # the largest total power Σ|cᵢ| the exp form expands (Π uᵢ^cᵢ as one rational function)
+_RELATIVE = 2.0**-30  # the relative allowance of privacy.tight (exact as a float)
 
 
 @dataclasses.dataclass
@@ -166,16 +176,24 @@ class _Identity:
 
         self.term, self.p, self.q = term, p, q
         self.symbols: dict[Expr, Any] = {}
+        self.splits_logs = True  # proved by expand_log: every factor it split must be positive where it is used
+        self.p_factors = self.q_factors = None  # proved by the exp form: the probabilities' factors, for their signs
         try:
             ideal = self._sympy(term)
-            loss = sympy.log(self._poly(p) / self._poly(q))
+            ratio = self._poly(p) / self._poly(q)
+            loss = sympy.log(ratio)
             difference = sympy.expand(sympy.expand_log(ideal - loss, force=True))  # usually 0 already
+            self.splits_logs = difference == 0
+            if difference != 0:
+                difference = _exp_difference(ideal, ratio)
             if difference != 0:
                 difference = sympy.simplify(difference)
         except _Unmodelled as e:
             self.holds, self.why = False, str(e)
             return
         self.holds = difference == 0
+        if self.holds and not self.splits_logs:  # the probabilities' signs, from their factors (no cancellation)
+            self.p_factors, self.q_factors = (self._factors(x) for x in (p, q))
         self.why = "" if self.holds else (f"the map's formula {ideal} is not the reference law's loss {loss} "
                                           f"(sympy: they differ by {difference})")
 
@@ -217,28 +235,50 @@ class _Identity:
             total += product
         return total
 
+    def _factors(self, prob: Any) -> tuple[Fraction, list[_Factor]]:
+        """``prob`` as c·Π fᵢ^eᵢ (sympy's factors over the rationals), for the signs of its factors."""
+        import sympy
+
+        atom_of = {s: a for a, s in self.symbols.items()}
+        c, factors = sympy.factor_list(self._poly(prob))
+        out = []
+        for f, e in factors:
+            gens = sorted(f.free_symbols, key=str)
+            forms = [f, *(sympy.horner(f, wrt=g) for g in gens)]
+            slopes = {atom_of[g]: [_tree(d, atom_of) for d in (sympy.expand(sympy.diff(f, g)),
+                                                                 sympy.horner(sympy.diff(f, g), wrt=g))]
+                      for g in gens}
+            out.append(_Factor([_tree(form, atom_of) for form in forms], int(e), slopes))
+        return Fraction(int(c.p), int(c.q)), out
+
     def decide(self, box: Box) -> str | None:
         """None when the map is tight for every value of ``box``; else why not decided there."""
         ctx = _iv()
         ranges: dict[Expr, Any] = {}
+        spans: dict[Expr, tuple[float, float]] = {}
         for atom in self.symbols:
             span = _range_of(atom, box)
             if span is None:
                 return f"the term {atom} is not known to be monotone on {box.describe()}"
-            ranges[atom] = ctx.mpf([span[0], span[1]])
-        for prob in (self.p, self.q):
-            lo = _poly_interval(prob, ranges, ctx)
-            if lo is None or not lo.a > 0:
+            ranges[atom], spans[atom] = ctx.mpf([span[0], span[1]]), span
+        for prob, factors in ((self.p, self.p_factors), (self.q, self.q_factors)):
+            lo = _poly_interval(prob, ranges, ctx, self.splits_logs)
+            if (lo is None or not lo.a > 0) and not (factors is not None
+                                                     and _factors_positive(factors, ranges, spans, ctx, box)):
                 return f"a probability of the worst pair (or a factor of it) is not positive on {box.describe()}"
         for atom, r in ranges.items():
-            if not r.a > 0:
+            if self.splits_logs and not r.a > 0:
                 return f"the probability {atom} is not positive on {box.describe()}"
-        analysed = _analyse(self.term, ranges, ctx, under_log=False, box=box)
+        analysed = _analyse(self.term, ranges, ctx, under_log=False, box=box, split=self.splits_logs)
         if isinstance(analysed, str):
             return analysed
-        value, error, _ = analysed
+        value, error, rel, floor = analysed
+        if rel is not None and rel.b <= _RELATIVE and floor.b <= 2.0**-40:
+            # map = ideal·(1 + δ) + η, |δ| <= 2⁻³⁰, |η| <= 2⁻⁴⁰, ideal = ln(p/q) <= L and L >= 0: map <= L·(1 + 2⁻³⁰)
+            # + 2⁻⁴⁰ at either sign of ideal
+            return None
         smallest = ctx.mpf(0) if value.a <= 0 <= value.b else ctx.absmin(value)
-        allowance = smallest * ctx.mpf(2) ** -30 + ctx.mpf(2) ** -40
+        allowance = smallest * _RELATIVE + ctx.mpf(2) ** -40
         if error.b <= allowance.a:
             return None
         return f"the rounding bound {float(error.b):.3g} exceeds the allowance {float(allowance.a):.3g}"
@@ -246,6 +286,29 @@ class _Identity:
 
 class _Unmodelled(Exception):
     pass
+
+
+def _exp_difference(ideal: Any, ratio: Any) -> Any:
+    """exp(ideal) − ratio as one cancelled rational function, when ``ideal`` is a sum of integer multiples of
+    logarithms (a log1p(u) is log(1 + u)); else ``ideal − log(ratio)`` untouched. Its arguments are positive on every
+    sub-box decided (the rounding analysis checks them), so exp(Σ cᵢ·log uᵢ) = Π uᵢ^cᵢ exactly, and 0 here proves the
+    formula equal to ln(ratio) there: a sum of logarithms of rational functions (RAPPOR's two log1p) that
+    ``expand_log`` cannot bring to one logarithm."""
+    import sympy
+
+    product, degree = sympy.Integer(1), 0
+    for part in sympy.Add.make_args(sympy.expand(ideal, deep=False)):
+        coefficient, rest = part.as_coeff_Mul()
+        if not (isinstance(rest, sympy.log) and coefficient.is_integer):
+            return ideal - sympy.log(ratio)
+        product *= rest.args[0] ** coefficient
+        degree += abs(int(coefficient))
+    if degree > _EXP_DEGREE:
+        return ideal - sympy.log(ratio)
+    try:
+        return sympy.cancel(sympy.together(product - ratio))
+    except RecursionError:  # sympy's recursion on a large expression: the formula is left unproved
+        return ideal - sympy.log(ratio)
 
 
 def _iv():
@@ -261,24 +324,166 @@ def _iv():
 _CTX = None
 
 
-def _poly_interval(q: Any, ranges: Mapping[Expr, Any], ctx: Any) -> Any:
-    """An interval holding the probability ``q`` for every value of the atoms' ranges (None: an atom unranged)."""
+def _tree(expr: Any, atom_of: Mapping[Any, Expr]) -> tuple:
+    """A sympy polynomial expression as a tree of ("add" | "mul", children), ("pow", child, n), ("atom", Expr) and
+    ("const", Fraction), for interval evaluation without sympy."""
+    if expr.is_Symbol:
+        return ("atom", atom_of[expr])
+    if expr.is_Rational:
+        return ("const", Fraction(int(expr.p), int(expr.q)))
+    if expr.is_Add or expr.is_Mul:
+        return ("add" if expr.is_Add else "mul", [_tree(a, atom_of) for a in expr.args])
+    if expr.is_Pow and expr.exp.is_Integer and expr.exp > 0:
+        return ("pow", _tree(expr.base, atom_of), int(expr.exp))
+    raise _Unmodelled(f"the probability's factor {expr} is not a polynomial")
+
+
+def _tree_interval(tree: tuple, ranges: Mapping[Expr, Any], ctx: Any, box: Box | None = None) -> Any:
+    """An interval holding the tree's value on the ranges (None: an atom unranged); a difference a − b of two
+    parameters that ``box``'s orders keep apart has its bound from them."""
+    kind = tree[0]
+    if kind == "atom":
+        return ranges.get(tree[1])
+    if kind == "const":
+        return ctx.mpf(tree[1].numerator) / tree[1].denominator
+    if kind == "pow":
+        base = _tree_interval(tree[1], ranges, ctx, box)
+        return None if base is None else base ** tree[2]
+    parts = [_tree_interval(child, ranges, ctx, box) for child in tree[1]]
+    if any(p is None for p in parts):
+        return None
+    if kind == "add":
+        total = _interval_sum(ctx, parts)
+        difference = _tree_difference(tree) if box is not None else None
+        if difference is not None:
+            least = _ordered_difference(*difference, box)
+            if least is not None:
+                least = (ctx.mpf(least.numerator) / least.denominator).a
+                total = ctx.mpf([total.a if total.a > least else least, total.b]) if total.b >= least else total
+            most = _ordered_difference(*reversed(difference), box)  # b − a >= least: a − b <= −least
+            if most is not None:
+                most = -(ctx.mpf(most.numerator) / most.denominator).a
+                total = ctx.mpf([total.a, total.b if total.b < most else most]) if total.a <= most else total
+        return total
+    product = ctx.mpf(1)
+    for p in parts:
+        product *= p
+    return product
+
+
+@dataclasses.dataclass
+class _Factor:
+    """A factor f of a probability, raised to ``exponent``: f in several forms (expanded, Horner's in each symbol)
+    whose intervals all hold f, and the same for ∂f/∂atom (its ``slopes``)."""
+
+    forms: list[tuple]
+    exponent: int
+    slopes: dict[Expr, list[tuple]]
+
+
+def _factors_positive(factored: tuple[Fraction, list[_Factor]], ranges: Mapping[Expr, Any],
+                      spans: Mapping[Expr, tuple[float, float]], ctx: Any, box: Box) -> bool:
+    """Whether c·Π fᵢ^eᵢ is positive on the ranges: each factor's sign is fixed (by a form whose interval excludes 0,
+    or by its exact values at the corners where it is least and largest, when each slope has one sign), and the signs
+    multiply to +."""
+    c, factors = factored
+    sign = 1 if c > 0 else -1
+    for factor in factors:
+        factor_sign = _interval_sign(factor.forms, ranges, ctx, box) or _corner_sign(factor, ranges, spans, ctx, box)
+        if factor_sign is None:
+            return False
+        sign *= factor_sign if factor.exponent % 2 else 1
+    return sign > 0
+
+
+def _interval_sign(forms: list[tuple], ranges: Mapping[Expr, Any], ctx: Any, box: Box | None = None) -> int | None:
+    """+1 or −1 when a form's interval lies above or below 0, 0 when one is exactly [0, 0], else None."""
+    for form in forms:
+        total = _tree_interval(form, ranges, ctx, box)
+        if total is not None and (total.a > 0 or total.b < 0 or total.a == total.b == 0):
+            return 1 if total.a > 0 else -1 if total.b < 0 else 0
+    return None
+
+
+def _corner_sign(factor: _Factor, ranges: Mapping[Expr, Any], spans: Mapping[Expr, tuple[float, float]], ctx: Any,
+                 box: Box) -> int | None:
+    """The factor's sign on the box from its exact values at two corners: where every slope has one sign on the box,
+    f is least at the corner that takes each atom's end against its slope and largest at the opposite one."""
+    if len(box.orders) > 1:
+        return None
+    low, high = {}, {}
+    for atom, forms in factor.slopes.items():
+        slope = _interval_sign(forms, ranges, ctx, box)
+        if slope is None or atom not in spans:
+            return None
+        lo, hi = (Fraction(x) for x in spans[atom])
+        low[atom], high[atom] = (lo, hi) if slope >= 0 else (hi, lo)
+    named = {a.name: a for a in factor.slopes if isinstance(a, Var)}
+    for corner in (low, high):  # with one order a < b, a corner that keeps a <= b is reached from every point of the
+        for a, b, _ in box.orders:  # region by moving one parameter at a time inside it (the slopes hold there)
+            if a in named and b in named and corner[named[a]] > corner[named[b]]:
+                return None
+    least, largest = _tree_exact(factor.forms[0], low), _tree_exact(factor.forms[0], high)
+    return 1 if least > 0 else -1 if largest < 0 else None
+
+
+def _tree_difference(tree: tuple) -> tuple[Expr, Expr] | None:
+    """(a, b) when the tree is a − b of two atoms (sympy writes it a + (−1)·b), else None."""
+    if tree[0] != "add" or len(tree[1]) != 2:
+        return None
+    for x, y in (tree[1], tree[1][::-1]):
+        if (x[0] == "atom" and y[0] == "mul" and len(y[1]) == 2 and ("const", Fraction(-1)) in y[1]
+                and any(c[0] == "atom" for c in y[1])):
+            return x[1], next(c[1] for c in y[1] if c[0] == "atom")
+    return None
+
+
+def _tree_exact(tree: tuple, point: Mapping[Expr, Fraction]) -> Fraction:
+    """The tree's exact value at ``point``."""
+    kind = tree[0]
+    if kind == "atom":
+        return point[tree[1]]
+    if kind == "const":
+        return tree[1]
+    if kind == "pow":
+        return _tree_exact(tree[1], point) ** tree[2]
+    parts = [_tree_exact(child, point) for child in tree[1]]
+    if kind == "add":
+        return sum(parts, Fraction(0))
+    product = Fraction(1)
+    for p in parts:
+        product *= p
+    return product
+
+
+def _interval_sum(ctx: Any, terms: list[Any]) -> Any:
+    """The sum of intervals, largest first: terms that cancel (1 − q at q = 1) cancel exactly before a tiny one is
+    added, instead of burying it in the outward rounding of a partial sum."""
+    total = ctx.mpf(0)
+    for term in sorted(terms, key=lambda x: -_mag(ctx, x).b):
+        total += term
+    return total
+
+
+def _poly_interval(q: Any, ranges: Mapping[Expr, Any], ctx: Any, split: bool = True) -> Any:
+    """An interval holding the probability ``q`` for every value of the atoms' ranges (None: an atom unranged, or,
+    when ``split`` (expand_log splits the product), a factor that may be <= 0)."""
     if not isinstance(q, ProbPoly):
         return ctx.mpf(Fraction(q).numerator) / Fraction(q).denominator
-    total = ctx.mpf(0)
+    products = []
     for mono, c in q.terms.items():
-        if len(q.terms) == 1 and c < 0:
+        if split and len(q.terms) == 1 and c < 0:
             return None  # a single negative monomial: expand_log would split a negative factor
         product = ctx.mpf(c.numerator) / c.denominator
         for (atom, comp), e in mono:
             if atom not in ranges:
                 return None
             factor = 1 - ranges[atom] if comp else ranges[atom]
-            if not factor.a > 0:
+            if split and not factor.a > 0:
                 return None  # expand_log splits the product: each factor must be positive
             product *= factor ** e
-        total += product
-    return total
+        products.append(product)
+    return _interval_sum(ctx, products)
 
 
 def _rounding(ctx: Any, magnitude: Any) -> Any:
@@ -289,68 +494,93 @@ def _rounding(ctx: Any, magnitude: Any) -> Any:
 _ANALYSED: dict[tuple, Any] = {}  # bases that share subterms (long bit vectors: one per length) share their analyses
 
 
-def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box) -> tuple[Any, Any, Any] | str:
-    """(V, e, r): V holds the ideal value of ``t`` (atoms exact) on the sub-box, e.b bounds |computed − ideal| and r
-    (None: unknown) bounds |computed − ideal| / |ideal| (relative bounds carry a logarithm's argument across many
-    binades); or why the analysis cannot bound it there. Remembered by the term, the sub-box, the atoms ranged
-    (their ranges are functions of the sub-box) and the rounding model (_ULPS, the precision)."""
-    key = (t, under_log, box, frozenset(ranges), _ULPS, ctx.prec)
+def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box, split: bool = True
+             ) -> tuple[Any, Any, Any, Any] | str:
+    """(V, e, r, a): V holds the ideal value of ``t`` (atoms exact) on the sub-box, e.b bounds |computed − ideal|, and
+    r (None: unknown) and a bound it by r·|ideal| + a (relative bounds carry a logarithm's argument across many
+    binades; a is what underflow adds); or why the analysis cannot bound it there. Remembered by the term, the
+    sub-box, the atoms ranged (their ranges are functions of the sub-box) and the rounding model (_ULPS, the
+    precision). ``split``: the formula was proved by expand_log, so a product or quotient under a logarithm must have
+    positive factors."""
+    key = (t, under_log, box, frozenset(ranges), _ULPS, ctx.prec, split)
     if key not in _ANALYSED:
         if len(_ANALYSED) > 100_000:
             _ANALYSED.clear()
-        _ANALYSED[key] = _analysed(t, ranges, ctx, under_log, box)
+        _ANALYSED[key] = _analysed(t, ranges, ctx, under_log, box, split)
     return _ANALYSED[key]
 
 
-def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box) -> tuple[Any, Any, Any] | str:
+def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box, split: bool
+              ) -> tuple[Any, Any, Any, Any] | str:
     zero = ctx.mpf(0)
     if t in ranges:
-        return ranges[t], zero, zero
+        return ranges[t], zero, zero, zero
     if isinstance(t, Const):
         v = Fraction(t.value)
-        return ctx.mpf(v.numerator) / v.denominator, zero, zero
+        return ctx.mpf(v.numerator) / v.denominator, zero, zero, zero
     if not isinstance(t, Op):
         return f"the term {t} is not ranged on the sub-box"
     ideal = t.info.ideal
     factors = ideal in ("mul", "div")
     # expand_log splits products and quotients under a logarithm: their factors must be positive
-    parts = [_analyse(a, ranges, ctx, ideal == "ln" or (under_log and factors), box) for a in t.args]
+    parts = [_analyse(a, ranges, ctx, split and (ideal == "ln" or (under_log and factors)), box, split)
+             for a in t.args]
     for p in parts:
         if isinstance(p, str):
             return p
-    if under_log and factors and any(not v.a > 0 for v, _, _ in parts):
+    if under_log and factors and any(not p[0].a > 0 for p in parts):
         return f"a factor under a logarithm in {t} is not positive on the sub-box"
-    (v1, e1, r1), *rest = parts
-    w1 = _computed(ctx, v1, e1, r1)
-    rel = None
+    (v1, e1, r1, a1), *rest = parts
+    w1 = _computed(ctx, v1, e1, r1, a1)
+    rel, floor = None, zero  # |computed − ideal| <= rel·|ideal| + floor, before this operation rounds
     if ideal in ("add", "sub", "mul", "div"):
-        v2, e2, r2 = rest[0]
-        w2 = _computed(ctx, v2, e2, r2)
-        if ideal == "add":
+        v2, e2, r2, a2 = rest[0]
+        w2 = _computed(ctx, v2, e2, r2, a2)
+        if ideal in ("add", "sub"):
+            v2 = v2 if ideal == "add" else -v2
             value, spread = v1 + v2, e1 + e2
-        elif ideal == "sub":
-            value, spread = v1 - v2, e1 + e2
+            least = _least_difference(t, box) if ideal == "sub" else None
+            if least is not None:  # a − b with b <= a (b < a) by the region's orders
+                least = (ctx.mpf(least.numerator) / least.denominator).a
+                if value.b >= least:
+                    value = ctx.mpf([value.a if value.a > least else least, value.b])
+            rel = _sum_relative(ctx, v1, r1, v2, r2)
+            floor = a1 + a2
         elif ideal == "mul":
+            if any(v.a == v.b == 0 and e.b == 0 for v, e in ((v1, e1), (w2, e2))):  # a factor computed as exactly 0
+                return ctx.mpf(0), zero, zero, zero
             value, spread = v1 * v2, _mag(ctx, v1) * e2 + _mag(ctx, w2) * e1
             if r1 is not None and r2 is not None:
+                # (v1(1 + δ1) + η1)·c2 with c2 = v2(1 + δ2) + η2: v1v2(1 + δ1)(1 + δ2) + v1(1 + δ1)η2 + η1·c2
                 rel = r1 + r2 + r1 * r2
+                floor = _mag(ctx, v1) * (1 + r1) * a2 + a1 * _mag(ctx, w2)
         else:
             if w2.a <= 0 <= w2.b:
                 return f"a divisor in {t} may be 0 on the sub-box"
             value = v1 / v2
             spread = (e1 + _mag(ctx, value) * e2) / ctx.absmin(w2)
-            if r1 is not None and r2 is not None and r2.b < 1:
-                rel = (r1 + r2) / (1 - r2)
+            if r1 is not None and r2 is not None and ctx.absmin(v2).a > 0:
+                r2 = r2 + a2 / ctx.absmin(v2)  # the divisor's floor taken relatively: c2 = v2(1 + δ2'), |δ2'| <= r2
+                if r2.b < 1:
+                    rel = (r1 + r2) / (1 - r2)
+                    floor = a1 / (ctx.absmin(v2) * (1 - r2))
     elif ideal == "ln":
         if not w1.a > 0:
             return f"the argument of {t} may be <= 0 on the sub-box"
         value, spread = ctx.log(v1), e1 / w1.a
-        if r1 is not None and r1.b < 1:  # c = v(1 + δ), |δ| <= r1: |ln c − ln v| <= −ln(1 − r1)
-            spread = ctx.mpf(min(spread.b, (-ctx.log(1 - r1)).b))
+        if r1 is not None and ctx.absmin(v1).a > 0:  # c = v(1 + δ), |δ| <= r1 + a1/v: |ln c − ln v| <= −ln(1 − |δ|)
+            delta = r1 + a1 / ctx.absmin(v1)
+            if delta.b < 1:
+                spread = ctx.mpf(min(spread.b, (-ctx.log(1 - delta)).b))
     elif ideal == "log1p":
         if not w1.a > -1:
             return f"the argument of {t} may be <= -1 on the sub-box"
         value, spread = ctx.log(1 + v1), e1 / (1 + w1.a)
+        if r1 is not None and (r1 + a1).b < 1 and v1.a >= 0:
+            # c = v(1 + δ) + η, v >= 0: |log1p(c) − log1p(v)| <= (v·r1 + a1)/(1 + min(c, v)), and
+            # v/(1 + min(c, v)) <= log1p(v)/(1 − r1 − a1) since log1p(v) >= v/(1 + v)
+            rel = r1 / (1 - r1 - a1)
+            floor = a1 / (1 + (w1.a if w1.a < v1.a else v1.a))
     elif ideal in ("exp", "expm1"):
         if w1.b > 710:
             return f"{t} may overflow on the sub-box"
@@ -362,33 +592,78 @@ def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, bo
         return f"the operation {t.info.name} is not modelled"
     smallest = zero if value.a <= 0 <= value.b else ctx.absmin(value)
     if rel is not None:
-        spread = ctx.mpf(min(spread.b, (rel * _mag(ctx, value)).b))
-    elif smallest.a > 0:
-        rel = spread / smallest
+        spread = ctx.mpf(min(spread.b, (rel * _mag(ctx, value) + floor).b))
+    if smallest.a > 0 and (rel is None or (spread / smallest).b < rel.b):  # relative to the least |value| is tighter
+        rel, floor = spread / smallest, zero
     magnitude = _mag(ctx, value) + spread
     if magnitude.b > MAX_FLOAT:
         return f"{t} may overflow on the sub-box"
     if _exact(t, box):
-        return value, ctx.mpf(spread.b), None if rel is None else ctx.mpf(rel.b)
+        return value, ctx.mpf(spread.b), *_relative(ctx, rel, floor)
     rounded = ctx.mpf(spread.b) + _rounding(ctx, magnitude)
-    if rel is None or not (rel.b < 1 and smallest.a > 0):
-        return value, rounded, None
-    least = smallest * (1 - rel)  # the least |result| before rounding: rounding's relative part, subnormals too
-    step = _ULPS * (ctx.mpf(2) ** -52 + ctx.mpf(2) ** -1074 / least)
-    return value, rounded, ctx.mpf((rel + step * (1 + rel)).b)
+    if rel is None:
+        return value, rounded, None, zero
+    # rounding: ULPS·2⁻⁵² relative, and for what is not a sum of two floats (exact when it underflows) ULPS·2⁻¹⁰⁷⁴
+    # absolute where the result underflows
+    step = _ULPS * ctx.mpf(2) ** -52  # |fl(x) − x| <= step·|x| (+ the underflow), |x| <= (1 + rel)·|ideal| + floor
+    floor = floor * (1 + step) + (0 if ideal in ("add", "sub") else _ULPS * ctx.mpf(2) ** -1074)
+    return value, rounded, *_relative(ctx, rel + step * (1 + rel), floor)
 
 
-def _computed(ctx: Any, v: Any, e: Any, r: Any) -> Any:
-    """The values the code computes for a term of ideal values ``v``, absolute error e and relative error r."""
+def _relative(ctx: Any, rel: Any, floor: Any) -> tuple[Any, Any]:
+    """(rel, floor) as point upper bounds; (None, 0) when rel is unknown."""
+    return (None, ctx.mpf(0)) if rel is None else (ctx.mpf(rel.b), ctx.mpf(floor.b))
+
+
+def _least_difference(t: Op, box: Box) -> Fraction | None:
+    """A lower bound of a − b (``t``) for two parameters the region's orders keep b < a (or b <= a), None if they do
+    not: a float b below a is at most the float just below a, so a − b >= a − pred(a) >= lo − pred(lo) for the
+    least value lo of a (the spacing of floats grows with their magnitude above 0 and is 2⁻¹⁰⁷⁴ at 0)."""
+    return _ordered_difference(*t.args, box)
+
+
+def _ordered_difference(a: Expr, b: Expr, box: Box) -> Fraction | None:
+    """:func:`_least_difference` of a − b."""
+    if not (isinstance(a, Var) and isinstance(b, Var)):
+        return None
+    if box.implies(b.name, a.name, strict=True):
+        lo = box[a.name][0]
+        return Fraction(lo) - Fraction(math.nextafter(lo, -math.inf)) if lo >= 0 else Fraction(1, 2**1074)
+    return Fraction(0) if box.implies(b.name, a.name, strict=False) else None
+
+
+def _sum_relative(ctx: Any, v1: Any, r1: Any, v2: Any, r2: Any) -> Any:
+    """A bound of the relative error of v1 + v2 computed from operands of relative errors r1, r2 (None: unknown):
+    exact operands make an exact sum, and operands of one sign keep the larger of their relative errors."""
+    if r1 is None or r2 is None:
+        return None
+    if r1.b == 0 and r2.b == 0:
+        return ctx.mpf(0)
+    if not ((v1.a >= 0 and v2.a >= 0) or (v1.b <= 0 and v2.b <= 0)):
+        return None
+    # |r1·v1 + r2·v2| / |v1 + v2| <= r1 + r2·|v2|/(|v1| + |v2|), largest at the least |v1| and the largest |v2|
+    bounds = [max(r1.b, r2.b)]
+    for (ra, va), (rb, vb) in (((r1, v1), (r2, v2)), ((r2, v2), (r1, v1))):
+        denominator = ctx.absmin(va) + _mag(ctx, vb)
+        if denominator.a > 0:
+            bounds.append((ra + rb * _mag(ctx, vb) / denominator).b)
+    return ctx.mpf(min(bounds))
+
+
+def _computed(ctx: Any, v: Any, e: Any, r: Any, a: Any) -> Any:
+    """The values the code computes for a term of ideal values ``v``: within e of them, and within r·|v| + a."""
     if r is not None and r.b < 1 and v.a > 0:
-        return v * ctx.mpf([1 - r.b, 1 + r.b])
+        return v * ctx.mpf([1 - r.b, 1 + r.b]) + ctx.mpf([-a.b, a.b])
     return v + ctx.mpf([-e.b, e.b])
 
 
 def _exact(t: Op, box: Box) -> bool:
     """Whether the operation rounds nothing on the sub-box: a product or quotient by an operand the code computes as
-    exactly 1.0, a sum or difference with one it computes as exactly 0.0, everywhere on the sub-box."""
+    exactly 1.0, a sum or difference with one it computes as exactly 0.0, everywhere on the sub-box, or a product by a
+    constant 2ʲ, j >= 0 (exact short of overflow, which the analysis rules out first)."""
     ideal = t.info.ideal
+    if ideal == "mul" and any(_power_of_two(a) for a in t.args):
+        return True
     neutral = {"mul": (0, 1), "div": (1,), "add": (0, 1), "sub": (0, 1)}.get(ideal, ())
     unit = 1.0 if ideal in ("mul", "div") else 0.0
     for i in neutral:
@@ -397,6 +672,14 @@ def _exact(t: Op, box: Box) -> bool:
         if span is not None and span[0] == span[1] == unit:
             return True
     return False
+
+
+def _power_of_two(t: Expr) -> bool:
+    """Whether ``t`` is a constant 2ʲ with j >= 0."""
+    if not isinstance(t, Const) or isinstance(t.value, bool):
+        return False
+    v = Fraction(t.value)
+    return v >= 1 and v.denominator == 1 and v.numerator & (v.numerator - 1) == 0
 
 
 def _mag(ctx: Any, v: Any) -> Any:
