@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import operator
 import shlex
 from fractions import Fraction
 
@@ -14,6 +15,7 @@ from _install_helpers import REPO
 
 from tests.mutants import universal_variants as uv
 from vetdp.arith.expr import Const, Op, var
+from vetdp.engine import universal
 from vetdp.engine.bisection import bisect_comparison
 from vetdp.engine.polynomial import ProbPoly
 from vetdp.engine.runner import draw_params
@@ -426,9 +428,56 @@ def test_k_rappor_bounds_equal_up_to_rounding_are_proved_by_exploring_each_side_
     cov = report.clauses["privacy.sound"]
     assert not cov.failed and not cov.open, report.describe("privacy.sound")
     assert _floats_of(cov.proved) == floats_between(5e-324, MAX)
-    # privacy.tight is not decided where the side taken is not: open there, never proved
+    # privacy.tight too: the bound's side is proved tight on the whole region, and ε's side is taken only where
+    # ε <= bound (the comparison it assumed), so it is at most a map proved tight there
     tight = report.clauses["privacy.tight"]
-    assert any("left undecided near a crossing" in why for _, why in tight.open)
+    assert not tight.failed and not tight.open, report.describe("privacy.tight")
+    assert _floats_of(tight.proved) == floats_between(5e-324, MAX)
+
+
+def test_a_side_twice_the_loss_is_never_proved_tight_and_fails_only_where_the_code_takes_it():
+    # where bound < ε the map takes 2·bound, else ε: near the crossing one side is twice the loss
+    ctor = uv.k_rappor_doubled_side
+    for base in ({"k": 2, "m": 1, "constant_time": False}, {"k": 3, "m": 2, "constant_time": False}):
+        spec = _spec("k_rappor", [base])
+        report = _explore(spec, ctor)
+        forked = [b for b, why in report.clauses["privacy.sound"].open if "explored with each answer" in why]
+        tight = report.clauses["privacy.tight"]
+        assert forked and not any(b in tight.proved for b in forked)
+        failed = [(b, w, why) for b, w, why in tight.failed if b in forked]
+        assert failed, report.describe("privacy.tight")
+        for _, w, why in failed:  # the witness is a value where the code itself returns twice the bound
+            assert spec.build(ctor, w).map(1) != w["epsilon"] and "the code's own run" in why
+
+
+def test_the_larger_of_two_bounds_equal_up_to_rounding_is_not_proved_tight_by_the_comparison_it_assumed():
+    # max(ε, bound): ε's side is taken where ε >= bound, which says nothing of ε against the loss
+    spec = _spec("k_rappor", [{"k": 2, "m": 1, "constant_time": False}])
+    report = _explore(spec, uv.k_rappor_max_map)
+    sound, tight = report.clauses["privacy.sound"], report.clauses["privacy.tight"]
+    assert not sound.open and not sound.failed
+    assert not tight.proved, report.describe("privacy.tight")
+    assert any("the code's own run" in why for _, _, why in tight.failed)  # where the code's map is ε, above the loss
+
+
+def test_forks_whose_answers_do_not_cover_every_answer_prove_nothing():
+    key_a, key_b = ("a", operator.lt, "b"), ("c", operator.le, "d")
+    assert universal._covers([((key_a, True),), ((key_a, False),)])
+    assert universal._covers([((key_a, True), (key_b, True)), ((key_a, True), (key_b, False)), ((key_a, False),)])
+    assert not universal._covers([((key_a, True),)])  # a side that split further: its other part is elsewhere
+    assert not universal._covers([((key_a, True), (key_b, True)), ((key_a, False),)])
+    assert not universal._covers([((key_a, True),), ((key_b, False),)])
+
+
+def test_where_every_pair_ties_the_pair_whose_loss_is_the_maps_formula_proves_tightness():
+    # for ε below ~2e-17 the rounded flip probability is exactly 1/2: every output is equally likely, every ratio is
+    # 1 and the worst pair at the region's point is any pair; the map is the loss of a farther pair, which ties
+    spec = _spec("k_rappor", [{"k": 3, "m": 2, "constant_time": False}])
+    report = _explore(spec)
+    tight = report.clauses["privacy.tight"]
+    assert not tight.open and not tight.failed, report.describe("privacy.tight")
+    assert _floats_of(tight.proved) == floats_between(5e-324, MAX)
+    assert any(b["epsilon"] == (5e-324, 2.1196152472091612e-17) for b in tight.proved)
 
 
 def test_a_side_of_an_undecided_comparison_that_is_no_admissible_constant_leaves_the_region_open_never_failed():

@@ -28,8 +28,8 @@ from vetdp.sampling.primitives import sample_bernoulli_float
 
 __all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
            "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "k_rappor_nudged_min",
-           "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band", "RAPPOR_P_BAND", "RAPPOR_F_BAND",
-           "RAPPOR_LOOSE_BAND"]
+           "k_rappor_doubled_side", "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band",
+           "RAPPOR_P_BAND", "RAPPOR_F_BAND", "RAPPOR_LOOSE_BAND"]
 
 BAND = (0.2515, 0.2525)  # bitvec_band's band of f, open at both ends
 LOOSE_BAND = (0.8, 0.8 + 2.0**-20)  # bool_loose_band's band of prob, open at both ends
@@ -153,6 +153,13 @@ def k_rappor_nudged_min(input_domain, input_metric, epsilon, constant_time=False
     """Sound, not a constant term for term: the smaller of ε and the bit-vector bound times 1 + 2**-52."""
     return _k_rappor_map(input_domain, input_metric, epsilon, constant_time,
                          lambda eps, bound: min(eps, bound * (1.0 + 2.0**-52)))
+
+
+def k_rappor_doubled_side(input_domain, input_metric, epsilon, constant_time=False):
+    """Defect (privacy.tight): where the bit-vector bound is below ε the map takes twice the bound, else ε; near the
+    crossing, where the comparison is left undecided, one side of it is twice the loss."""
+    return _k_rappor_map(input_domain, input_metric, epsilon, constant_time,
+                         lambda eps, bound: 2.0 * bound if bound < eps else eps)
 
 
 def _rappor(input_domain, input_metric, f, p, q, constant_time, flip_of, low_of):

@@ -891,6 +891,8 @@ class Leaf:
     # a fork's assumed answers of comparisons left undecided on the box, as (what, answer): the run is the code's
     # path only at the box's points where the comparisons answer so (see explore_regions' forks)
     assumed: tuple[tuple[str, bool], ...] = ()
+    # the same answers by the comparison's key (for a comparison of two float terms: (term, operator, other term))
+    assumed_keys: tuple[tuple[Any, bool], ...] = ()
 
 
 @contextlib.contextmanager
@@ -965,7 +967,7 @@ def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[st
             if ctx.halted is not None:  # the code swallowed a Split: its result cannot be trusted
                 follow(ctx.halted, depth, assumed, said)
                 continue
-        leaf = Leaf(box, result, tuple(ctx.escapes), said)
+        leaf = Leaf(box, result, tuple(ctx.escapes), said, tuple(assumed.items()))
         leaves.append(leaf)
         if on_leaf is not None:
             on_leaf(leaf)

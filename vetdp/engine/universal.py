@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 import os
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine import bisection
@@ -61,6 +62,9 @@ from vetdp.engine.symbolic import (
     monotonicity,
 )
 from vetdp.engine.timeout import DeadlineExceeded
+
+if TYPE_CHECKING:
+    from vetdp.engine.tightness import TightOutcome  # tightness imports this module
 
 __all__ = ["UniversalReport", "ClauseCoverage", "UniversalEngineError", "explore_spec",
            "symbolic_law", "terms_equal", "UNIVERSAL_CLAUSES", "Z3_RLIMIT"]
@@ -765,15 +769,31 @@ class _Judge:
                                   "term for term"))
             self.sample(box.point())
 
-    def claim_forks(self, box: Box, forks: list[Leaf], law_is_reference: bool) -> None:
-        """privacy.sound on a region where a comparison of the map is left undecided, from the runs with each of its
-        answers assumed (:func:`~vetdp.engine.symbolic.explore_regions`' forks): every point of the region follows
-        one of them, so the map is sound on the whole region when every fork's map is one of the spec's admissible
-        constants term for term (each sound for every parameter value). Anything else is open, never failed: a fork
-        may be taken at no point. ``privacy.tight`` is left open there (which side is taken is not decided)."""
+    def claim_forks(self, spec: Any, box: Box, forks: list[Leaf], law: Any,
+                    claim_at: Callable[[dict], Any] | None = None) -> None:
+        """privacy.sound and privacy.tight on a region where a comparison of the map is left undecided, from the runs
+        with each of its answers assumed (:func:`~vetdp.engine.symbolic.explore_regions`' forks; ``law`` is pass 1's
+        result where the law is the reference law, else None). Every point of the region follows one of the sides
+        when the sides' assumed answers cover every answer (a side whose run split the region further does not), so:
+
+        * privacy.sound is proved when every side's map is one of the spec's admissible constants term for term
+          (each sound for every parameter value); anything else is open, never failed (a side may be taken at no
+          point);
+        * privacy.tight is proved when every side's map is proved tight on the whole region
+          (:mod:`vetdp.engine.tightness`), or is at most such a side's map by the very comparison it assumed (a side
+          of min(a, b) that takes a where a <= b: a <= b <= the allowance there). A side that fails at a value is a
+          failure only where the code itself, run at that value (``claim_at``), gives a map above the loss's
+          allowance there; else the region is open with the reasons."""
         cov = self.report.clauses["privacy.sound"]
-        said = sorted({f"{what} assumed {answer}" for leaf in forks for what, answer in leaf.assumed})
-        proved = law_is_reference and all(
+        said = "; ".join(sorted({f"{what} assumed {answer}" for leaf in forks for what, answer in leaf.assumed}))
+        if not _covers([leaf.assumed_keys for leaf in forks]):
+            why = (f"a comparison left undecided near a crossing, explored with each answer ({said}): a side's run "
+                   "split the region further, so its sides do not cover every value")
+            for clause in ("privacy.sound", "privacy.tight"):
+                self.report.clauses[clause].open.append((box, why))
+            self.sample(box.point())
+            return
+        proved = law is not None and all(
             not isinstance(leaf.result, _Rejected) and leaf.result.constant is not None and not leaf.escapes
             and any(_same_term(leaf.result.claim, c) for c in leaf.result.constants or (leaf.result.constant,))
             for leaf in forks)
@@ -781,46 +801,106 @@ class _Judge:
             cov.proved.append(box)
         else:
             cov.open.append((box, f"a comparison left undecided near a crossing, explored with each answer "
-                                  f"({'; '.join(said)}): not every side's map is an admissible constant term for term"))
+                                  f"({said}): not every side's map is an admissible constant term for term"))
             self.sample(box.point())
-        self.report.clauses["privacy.tight"].open.append(
-            (box, "which side of a comparison left undecided near a crossing the map takes is not decided"))
+        self._tight_forks(spec, box, forks, law, claim_at)
+
+    def _tight_forks(self, spec: Any, box: Box, forks: list[Leaf], law: Any,
+                     claim_at: Callable[[dict], Any] | None) -> None:
+        cov = self.report.clauses["privacy.tight"]
+        if any(isinstance(leaf.result, _Rejected) for leaf in forks):
+            return  # privacy.sound names the second run's refusal
+        outcomes = [self._tight_outcome(spec, box, leaf.result.claim, law) if not leaf.escapes else
+                    _tight_open(f"the map pins its parameters to a point ({leaf.escapes[0].what})")
+                    for leaf in forks]
+        tight_terms = [leaf.result.claim.term for leaf, o in zip(forks, outcomes, strict=True)
+                       if o.proved and isinstance(leaf.result.claim, SymFloat)]
+        whys = []
+        for leaf, outcome in zip(forks, outcomes, strict=True):
+            if outcome.proved or _at_most_one_of(leaf, tight_terms):
+                continue
+            side = ", ".join(f"{what} assumed {answer}" for what, answer in leaf.assumed)
+            if outcome.witness is not None:
+                failing = self._fails_on_the_code(spec, law, outcome.witness, claim_at)
+                if failing is not None:
+                    cov.failed.append((box, self.witness(outcome.witness), failing))
+                    return
+                whys.append(f"with {side}: {outcome.why}, a value the code does not take this side at")
+            else:
+                whys.append(f"with {side}: {outcome.why}")
+        if not whys:
+            cov.proved.append(box)
+            return
+        cov.open.append((box, "a comparison left undecided near a crossing, explored with each answer: "
+                              + "; ".join(whys)))
+        self.sample(box.point())
+
+    def _fails_on_the_code(self, spec: Any, law: Any, env: dict, claim_at: Callable[[dict], Any] | None
+                           ) -> str | None:
+        """Why the code's own map at ``env`` (run there, every comparison decided) exceeds the loss's allowance, or
+        None when it does not or that cannot be read."""
+        from vetdp.engine.clauses import pairs_within
+        from vetdp.engine.tightness import _fails_at
+
+        if claim_at is None or not isinstance(law, _Laws) or law.reference is None:
+            return None
+        claim = claim_at(env)
+        term = claim.term if isinstance(claim, SymFloat) else Const(claim) if isinstance(claim, float) else None
+        if term is None:
+            return None
+        failing = _fails_at(term, law.reference,
+                            lambda e: pairs_within(spec, {**self.fixed, **e}, list(law.reference), spec.d_in), env)
+        return None if failing is None else failing[1] + " (the code's own run at this value)"
 
     def tight(self, spec: Any, leaf: Leaf, law: Any) -> None:
         """privacy.tight on a region of pass 2 where the law is the reference law (``law``, pass 1's result): the
         map within 2**-30 (relative) + 2**-40 of the reference law's exact loss for every value
         (:mod:`vetdp.engine.tightness`)."""
+        if isinstance(leaf.result, _Rejected):
+            return  # privacy.sound names the second run's refusal
+        cov = self.report.clauses["privacy.tight"]
+        outcome = self._tight_outcome(spec, leaf.box, leaf.result.claim, law)
+        if outcome.proved:
+            cov.proved.append(leaf.box)
+        elif outcome.witness is not None:
+            cov.failed.append((leaf.box, self.witness(outcome.witness), outcome.why))
+        else:
+            cov.open.append((leaf.box, outcome.why))
+            self.sample(leaf.box.point())
+
+    def _tight_outcome(self, spec: Any, box: Box, claim: Any, law: Any) -> TightOutcome:
+        """privacy.tight of the map ``claim`` on ``box``: proved, failed at a witness, or open with the reason.
+
+        Where the worst pair at the region's point is not the pair whose loss is the map's formula (several pairs
+        tie there, e.g. where every probability is 1/2 and every ratio 1), the other pairs tying with it are tried,
+        each alone: a map within the allowance of one neighbouring pair's loss is within that of the worst loss."""
         from vetdp.engine.clauses import pairs_within
         from vetdp.engine.tightness import decide_tight
 
-        cov = self.report.clauses["privacy.tight"]
-        box, result = leaf.box, leaf.result
-        if isinstance(result, _Rejected):
-            return  # privacy.sound names the second run's refusal
         if not spec.tight:
-            cov.open.append((box, "tightness not required by this spec"))
-        elif law is None:
-            cov.open.append((box, "the law is not the reference law term for term"))
-        elif isinstance(result.claim, Raised):
-            cov.open.append((box, f"the map raised {result.claim.type}"))
-        elif isinstance(law, _Structured):
-            self._tight_by_coordinates(spec, cov, box, result.claim, law)
-        elif law.reference is None:
-            cov.open.append((box, "the spec states no reference law"))
-        else:
-            def pairs_at(env: dict) -> Any:
-                return pairs_within(spec, {**self.fixed, **env}, list(law.reference), spec.d_in)
+            return _tight_open("tightness not required by this spec")
+        if law is None:
+            return _tight_open("the law is not the reference law term for term")
+        if isinstance(claim, Raised):
+            return _tight_open(f"the map raised {claim.type}")
+        if isinstance(law, _Structured):
+            return self._tight_by_coordinates(spec, box, claim, law)
+        if law.reference is None:
+            return _tight_open("the spec states no reference law")
 
-            outcome = decide_tight(result.claim, law.reference, pairs_at, box)
-            if outcome.proved:
-                cov.proved.append(box)
-            elif outcome.witness is not None:
-                cov.failed.append((box, self.witness(outcome.witness), outcome.why))
-            else:
-                cov.open.append((box, outcome.why))
-                self.sample(box.point())
+        def pairs_at(env: dict) -> Any:
+            return pairs_within(spec, {**self.fixed, **env}, list(law.reference), spec.d_in)
 
-    def _tight_by_coordinates(self, spec: Any, cov: ClauseCoverage, box: Box, claim: Any, law: _Structured) -> None:
+        outcome = decide_tight(claim, law.reference, pairs_at, box)
+        if outcome.proved or outcome.witness is not None or box.size() == 1:
+            return outcome
+        for p, q in _tying_pairs(law.reference, pairs_at, box.point(), claim):
+            alone = decide_tight(claim, {0: {0: p}, 1: {0: q}}, lambda env: [(0, 1)], box)
+            if alone.proved:  # its failures are not failures: that pair's loss may be below the worst one's
+                return alone
+        return outcome
+
+    def _tight_by_coordinates(self, spec: Any, box: Box, claim: Any, law: _Structured) -> TightOutcome:
         """privacy.tight for a long bit vector whose every output bit follows the reference coordinate law: the
         listed neighbours (the spec's inputs that are tuples of bools) at the largest Hamming distance D differ by
         D times the worst coordinate log-ratio, a lower bound on the exact loss; a map above its allowance is left
@@ -833,8 +913,7 @@ class _Judge:
         pairs = pairs_within(spec, point, vectors, spec.d_in)
         pairs = pairs if pairs is not None else [(a, b) for a in vectors for b in vectors if a != b]
         if law.reference is None or not pairs:
-            cov.open.append((box, "no listed pair of bit vectors to read the loss from"))
-            return
+            return _tight_open("no listed pair of bit vectors to read the loss from")
         far = max(sum(a != b for a, b in zip(x, xp, strict=True)) for x, xp in pairs)
         env = box.point()
         ratios = [(poly_value(law.reference[b][y], env) / poly_value(law.reference[not b][y], env), b, y)
@@ -843,11 +922,10 @@ class _Judge:
         farthest = {0: {0: law.reference[b][y] ** far}, 1: {0: law.reference[not b][y] ** far}}
         outcome = decide_tight(claim, farthest, lambda env: [(0, 1)], box)
         if outcome.proved:
-            cov.proved.append(box)
-            return
+            return outcome
         if outcome.witness is not None:
             self.sample({**outcome.witness})
-        cov.open.append((box, f"against the listed pair at Hamming distance {far}: {outcome.why}"))
+        return _tight_open(f"against the listed pair at Hamming distance {far}: {outcome.why}")
 
     def unexplored(self, clause: str, box: Box, why: str) -> None:
         self.report.clauses[clause].open.append((box, why))
@@ -864,6 +942,111 @@ class _Judge:
             return bool(self.accepts({**self.fixed, **env}))
         except (ArithmeticError, ValueError, TypeError):
             return False
+
+
+def _tight_open(why: str) -> TightOutcome:
+    from vetdp.engine.tightness import TightOutcome
+
+    return TightOutcome(why=why)
+
+
+_TYING_PAIRS = 16  # distinct loss formulas tried where the worst pair at a region's point ties with others
+
+
+def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict], Any], env: dict, claim: Any
+                 ) -> list[tuple[Any, Any]]:
+    """(P[M(x) = y], P[M(x') = y]) of the neighbouring pairs and outputs whose ratio at ``env`` is the worst one,
+    one per ratio formula (told apart by its value at generic rationals in place of the law's float terms), at most
+    :data:`_TYING_PAIRS`: those whose log-ratio there is nearest the map's ideal formula there first (an order of
+    trying only; each is decided by its proof)."""
+    from vetdp.engine.divergence import max_divergence
+
+    dists = {x: {y: poly_value(q, env) for y, q in law.items()} for x, law in laws.items()}
+    pairs = pairs_at(env)
+    pairs = pairs if pairs is not None else [(a, b) for a in dists for b in dists if a != b]
+    worst = max_divergence(dists, pairs).ratio
+    if worst is None:
+        return []
+    atoms = sorted({a for law in laws.values() for q in law.values() if isinstance(q, ProbPoly) for a in q.atoms()},
+                   key=str)
+    generic = {a: Fraction(1, 7 + 3 * i) for i, a in enumerate(atoms)}
+    found: dict[Fraction, tuple[Any, Any]] = {}
+    for x, x_prime in pairs:
+        for y, p in dists[x].items():
+            q = dists[x_prime].get(y, 0)
+            if q == 0 or p / q != worst:
+                continue
+            shape = _generic_value(laws[x][y], generic) / _generic_value(laws[x_prime][y], generic)
+            found.setdefault(shape, (laws[x][y], laws[x_prime][y]))
+    target = _generic_term(claim.term, generic) if isinstance(claim, SymFloat) else None
+
+    def distance(shape: Fraction) -> float:
+        return math.inf if target is None or shape <= 0 else abs(math.log(shape) - target)
+
+    return [found[shape] for shape in sorted(found, key=distance)[:_TYING_PAIRS]]
+
+
+def _generic_term(t: Expr, generic: Mapping[Expr, Fraction]) -> float | None:
+    """The map's ideal formula (rounding ignored) with the law's float terms at ``generic`` values (None: it has a
+    parameter outside them, or no value there)."""
+    if t in generic:
+        return float(generic[t])
+    if isinstance(t, Const):
+        return float(t.value)
+    if not isinstance(t, Op):
+        return None
+    args = [_generic_term(a, generic) for a in t.args]
+    if any(a is None for a in args):
+        return None
+    ideal = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+             "div": lambda a, b: a / b, "ln": math.log, "exp": math.exp, "log1p": math.log1p, "expm1": math.expm1}
+    try:
+        return ideal[t.info.ideal](*args) if t.info.ideal in ideal else None
+    except (ArithmeticError, ValueError):
+        return None
+
+
+def _generic_value(q: Any, generic: Mapping[Expr, Fraction]) -> Fraction:
+    if not isinstance(q, ProbPoly):
+        return Fraction(q)
+    total = Fraction(0)
+    for mono, c in q.terms.items():
+        product = Fraction(c)
+        for (atom, comp), e in mono:
+            product *= (1 - generic[atom] if comp else generic[atom]) ** e
+        total += product
+    return total or Fraction(1)
+
+
+def _covers(sides: list[tuple[tuple[Any, bool], ...]]) -> bool:
+    """Whether forks with these assumed answers (in the order assumed) cover every answer of the comparisons."""
+    if () in sides:
+        return True
+    if not sides or any(not s for s in sides):
+        return False
+    key = sides[0][0][0]
+    if any(s[0][0] != key for s in sides):
+        return False
+    return all(_covers([s[1:] for s in sides if s[0][1] is answer]) for answer in (True, False))
+
+
+_AT_MOST = {(operator.lt, True): 1, (operator.le, True): 1, (operator.gt, False): 1, (operator.ge, False): 1,
+            (operator.lt, False): -1, (operator.le, False): -1, (operator.gt, True): -1, (operator.ge, True): -1}
+
+
+def _at_most_one_of(leaf: Leaf, terms: list[Expr]) -> bool:
+    """Whether a comparison this fork assumed says its map is at most one of ``terms`` at every value it is taken
+    at (e.g. min(a, b) taking a where b < a is False: a <= b)."""
+    claim = leaf.result.claim
+    if not isinstance(claim, SymFloat):
+        return False
+    for key, answer in leaf.assumed_keys:
+        if not (isinstance(key, tuple) and len(key) == 3 and (key[1], answer) in _AT_MOST):
+            continue
+        small, large = (key[0], key[2]) if _AT_MOST[(key[1], answer)] == 1 else (key[2], key[0])
+        if small == claim.term and large in terms and large != small:
+            return True
+    return False
 
 
 def _same_term(claim: Any, constant: Any) -> bool:
@@ -978,11 +1161,22 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
                 continue
             judge.claim(claim_leaf, is_reference, refute)
             judge.tight(spec, claim_leaf, leaf.result if is_reference else None)
+        def claim_at(env: dict) -> Any:
+            return _claim_at(spec, build, fixed, env)
+
         for part, forks in forked.items():
-            judge.claim_forks(part, forks, is_reference)
+            judge.claim_forks(spec, part, forks, leaf.result if is_reference else None, claim_at)
         for part, why in open_claims:
             judge.unexplored("privacy.sound", part, why)
             judge.unexplored("privacy.tight", part, why)
+
+
+def _claim_at(spec: Any, build: Callable[[dict], Any], fixed: dict, env: dict) -> Any:
+    """The code's map at the one parameter value ``env`` (every comparison decided there), or None."""
+    leaves, _ = explore_regions(_claim_run(spec, build, fixed), Box.of({n: (v, v) for n, v in env.items()}), budget=4)
+    if len(leaves) != 1 or isinstance(leaves[0].result, _Rejected):
+        return None
+    return leaves[0].result.claim
 
 
 def _refuted(spec: Any, fixed: dict, laws: dict, env: dict, claim: Any) -> str | None:
