@@ -25,7 +25,8 @@ Clauses:
 * ``privacy.tight`` — on every region where the law is the reference law, the map is within 2**-30 (relative)
   + 2**-40 of the reference law's exact loss for every value (:mod:`vetdp.engine.tightness`: the map's formula
   proved equal to the loss by sympy, its rounding bounded by interval arithmetic on sub-boxes), or a value where
-  it exceeds it is the witness.
+  it exceeds it is the witness. Where the map's comparison is left undecided near a crossing, each side is judged
+  (:meth:`_Judge.claim_forks`).
 
 What is not decided this way is said with its reason (a region the code pins to a point, a term not known to be
 monotone, the region budget), and points of those regions are handed to the sampled search as parameter sets,
@@ -825,7 +826,7 @@ class _Judge:
                 if failing is not None:
                     cov.failed.append((box, self.witness(outcome.witness), failing))
                     return
-                whys.append(f"with {side}: {outcome.why}, a value the code does not take this side at")
+                whys.append(f"with {side}: {outcome.why}; the code's own map there is within the allowance")
             else:
                 whys.append(f"with {side}: {outcome.why}")
         if not whys:
@@ -956,9 +957,9 @@ _TYING_PAIRS = 16  # distinct loss formulas tried where the worst pair at a regi
 def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict], Any], env: dict, claim: Any
                  ) -> list[tuple[Any, Any]]:
     """(P[M(x) = y], P[M(x') = y]) of the neighbouring pairs and outputs whose ratio at ``env`` is the worst one,
-    one per ratio formula (told apart by its value at generic rationals in place of the law's float terms), at most
-    :data:`_TYING_PAIRS`: those whose log-ratio there is nearest the map's ideal formula there first (an order of
-    trying only; each is decided by its proof)."""
+    one per ratio formula (exactly: a quotient of monomials by its exponents, else its value at generic rationals in
+    place of the law's float terms), at most :data:`_TYING_PAIRS`: those whose log-ratio at the generic values is
+    nearest the map's ideal formula there first (an order of trying only; each is decided by its own proof)."""
     from vetdp.engine.divergence import max_divergence
 
     dists = {x: {y: poly_value(q, env) for y, q in law.items()} for x, law in laws.items()}
@@ -970,20 +971,46 @@ def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict
     atoms = sorted({a for law in laws.values() for q in law.values() if isinstance(q, ProbPoly) for a in q.atoms()},
                    key=str)
     generic = {a: Fraction(1, 7 + 3 * i) for i, a in enumerate(atoms)}
-    found: dict[Fraction, tuple[Any, Any]] = {}
+    found: dict[Any, tuple[Any, Any, bool]] = {}  # shape -> (P, P', whether it ties with the worst at env)
     for x, x_prime in pairs:
         for y, p in dists[x].items():
             q = dists[x_prime].get(y, 0)
-            if q == 0 or p / q != worst:
+            if q == 0:
                 continue
-            shape = _generic_value(laws[x][y], generic) / _generic_value(laws[x_prime][y], generic)
-            found.setdefault(shape, (laws[x][y], laws[x_prime][y]))
+            shape = _shape(laws[x][y], laws[x_prime][y], generic)
+            if shape not in found:
+                found[shape] = (laws[x][y], laws[x_prime][y], p / q == worst)
     target = _generic_term(claim.term, generic) if isinstance(claim, SymFloat) else None
 
-    def distance(shape: Fraction) -> float:
-        return math.inf if target is None or shape <= 0 else abs(math.log(shape) - target)
+    def distance(pq: tuple[Any, Any]) -> float:
+        if target is None:
+            return 0.0
+        log = _log_generic(pq[0], generic) - _log_generic(pq[1], generic)
+        return abs(log - target) if math.isfinite(log) else math.inf
 
-    return [found[shape] for shape in sorted(found, key=distance)[:_TYING_PAIRS]]
+    tying = [(p, q) for p, q, ties in found.values() if ties]
+    return sorted(tying, key=distance)[:_TYING_PAIRS]
+
+
+def _shape(p: Any, q: Any, generic: Mapping[Expr, Fraction]) -> Any:
+    """A key equal for two ratios p/q of the same formula: the exponents and coefficient of a quotient of monomials,
+    else the value at the generic rationals."""
+    if isinstance(p, ProbPoly) and isinstance(q, ProbPoly) and len(p.terms) == 1 and len(q.terms) == 1:
+        (mp, cp), = p.terms.items()
+        (mq, cq), = q.terms.items()
+        exponents: dict[Any, int] = {}
+        for factor, e in mp:
+            exponents[factor] = exponents.get(factor, 0) + e
+        for factor, e in mq:
+            exponents[factor] = exponents.get(factor, 0) - e
+        return Fraction(cp) / Fraction(cq), frozenset((f, e) for f, e in exponents.items() if e)
+    numerator, denominator = _generic_value(p, generic), _generic_value(q, generic)
+    return numerator / denominator if denominator else (numerator, "over 0")
+
+
+def _log_generic(q: Any, generic: Mapping[Expr, Fraction]) -> float:
+    value = _generic_value(q, generic)
+    return math.log(value) if value > 0 else math.inf
 
 
 def _generic_term(t: Expr, generic: Mapping[Expr, Fraction]) -> float | None:
@@ -1015,7 +1042,7 @@ def _generic_value(q: Any, generic: Mapping[Expr, Fraction]) -> Fraction:
         for (atom, comp), e in mono:
             product *= (1 - generic[atom] if comp else generic[atom]) ** e
         total += product
-    return total or Fraction(1)
+    return total
 
 
 def _covers(sides: list[tuple[tuple[Any, bool], ...]]) -> bool:
