@@ -411,13 +411,18 @@ def _floats_of(boxes):
     return sum(floats_between(*b["epsilon"]) for b in boxes)
 
 
+def _proved_for_every_epsilon(report, clause, bases=1):
+    """The clause proved on regions that tile the valid line once per base, with nothing failed or open."""
+    cov = report.clauses[clause]
+    assert not cov.failed and not cov.open, report.describe(clause)
+    assert _floats_of(cov.proved) == bases * floats_between(5e-324, MAX)
+    return cov
+
+
 def test_k_rappor_privacy_sound_is_proved_for_every_epsilon_where_the_length_is_below_2m():
     spec = _spec("k_rappor", K_RAPPOR_SHORT)
     report = explore_spec(spec, lambda p: spec.build(spec.load_constructor(), p), deep=True)
-    cov = report.clauses["privacy.sound"]
-    assert not cov.failed and not cov.open, report.describe("privacy.sound")
-    # the proved regions tile the valid line once per base: every ε of every base
-    assert _floats_of(cov.proved) == len(K_RAPPOR_SHORT) * floats_between(5e-324, MAX)
+    _proved_for_every_epsilon(report, "privacy.sound", len(K_RAPPOR_SHORT))
 
 
 def test_k_rappor_bounds_equal_up_to_rounding_are_proved_by_exploring_each_side_of_the_comparison():
@@ -425,14 +430,10 @@ def test_k_rappor_bounds_equal_up_to_rounding_are_proved_by_exploring_each_side_
     # decides; each side is an admissible constant on the whole region, so whichever the code takes is sound
     spec = _spec("k_rappor", [{"k": 2, "m": 1, "constant_time": False}])
     report = _explore(spec)
-    cov = report.clauses["privacy.sound"]
-    assert not cov.failed and not cov.open, report.describe("privacy.sound")
-    assert _floats_of(cov.proved) == floats_between(5e-324, MAX)
+    _proved_for_every_epsilon(report, "privacy.sound")
     # privacy.tight too: the bound's side is proved tight on the whole region, and ε's side is taken only where
     # ε <= bound (the comparison it assumed), so it is at most a map proved tight there
-    tight = report.clauses["privacy.tight"]
-    assert not tight.failed and not tight.open, report.describe("privacy.tight")
-    assert _floats_of(tight.proved) == floats_between(5e-324, MAX)
+    _proved_for_every_epsilon(report, "privacy.tight")
 
 
 def test_a_side_twice_the_loss_is_never_proved_tight_and_fails_only_where_the_code_takes_it():
@@ -473,10 +474,7 @@ def test_where_every_pair_ties_the_pair_whose_loss_is_the_maps_formula_proves_ti
     # for ε below ~2e-17 the rounded flip probability is exactly 1/2: every output is equally likely, every ratio is
     # 1 and the worst pair at the region's point is any pair; the map is the loss of a farther pair, which ties
     spec = _spec("k_rappor", [{"k": 3, "m": 2, "constant_time": False}])
-    report = _explore(spec)
-    tight = report.clauses["privacy.tight"]
-    assert not tight.open and not tight.failed, report.describe("privacy.tight")
-    assert _floats_of(tight.proved) == floats_between(5e-324, MAX)
+    tight = _proved_for_every_epsilon(_explore(spec), "privacy.tight")
     assert any(b["epsilon"] == (5e-324, 2.1196152472091612e-17) for b in tight.proved)
 
 
