@@ -811,14 +811,25 @@ class _Judge:
         cov = self.report.clauses["privacy.tight"]
         if any(isinstance(leaf.result, _Rejected) for leaf in forks):
             return  # privacy.sound names the second run's refusal
-        outcomes = [self._tight_outcome(spec, box, leaf.result.claim, law) if not leaf.escapes else
-                    _tight_open(f"the map pins its parameters to a point ({leaf.escapes[0].what})")
-                    for leaf in forks]
-        tight_terms = [leaf.result.claim.term for leaf, o in zip(forks, outcomes, strict=True)
-                       if o.proved and isinstance(leaf.result.claim, SymFloat)]
+        terms = [leaf.result.claim.term if isinstance(leaf.result.claim, SymFloat) else None for leaf in forks]
+        # each side is judged unless it is at most (by a comparison it assumed) a side already proved tight on the
+        # whole region; sides whose map is a bare parameter or constant (rarely the loss's formula) come last
+        outcomes: dict[int, TightOutcome] = {}
+        whole: list[Expr] = []  # the maps proved tight on the whole region (not only where their side is taken)
+        for i in sorted(range(len(forks)), key=lambda i: isinstance(terms[i], (Var, Const))):
+            leaf = forks[i]
+            if _at_most_one_of(leaf, whole):
+                outcomes[i] = _tight_outcome(proved=True)
+            elif leaf.escapes:
+                outcomes[i] = _tight_outcome(why=f"the map pins its parameters to a point ({leaf.escapes[0].what})")
+            else:
+                outcomes[i] = self._tight_outcome(spec, box, leaf.result.claim, law)
+                if outcomes[i].proved and terms[i] is not None:
+                    whole.append(terms[i])
         whys = []
-        for leaf, outcome in zip(forks, outcomes, strict=True):
-            if outcome.proved or _at_most_one_of(leaf, tight_terms):
+        for i, leaf in enumerate(forks):
+            outcome = outcomes[i]
+            if outcome.proved or _at_most_one_of(leaf, whole):  # a side judged before the one that bounds it
                 continue
             side = ", ".join(f"{what} assumed {answer}" for what, answer in leaf.assumed)
             if outcome.witness is not None:
@@ -879,15 +890,15 @@ class _Judge:
         from vetdp.engine.tightness import decide_tight
 
         if not spec.tight:
-            return _tight_open("tightness not required by this spec")
+            return _tight_outcome(why="tightness not required by this spec")
         if law is None:
-            return _tight_open("the law is not the reference law term for term")
+            return _tight_outcome(why="the law is not the reference law term for term")
         if isinstance(claim, Raised):
-            return _tight_open(f"the map raised {claim.type}")
+            return _tight_outcome(why=f"the map raised {claim.type}")
         if isinstance(law, _Structured):
             return self._tight_by_coordinates(spec, box, claim, law)
         if law.reference is None:
-            return _tight_open("the spec states no reference law")
+            return _tight_outcome(why="the spec states no reference law")
 
         def pairs_at(env: dict) -> Any:
             return pairs_within(spec, {**self.fixed, **env}, list(law.reference), spec.d_in)
@@ -914,7 +925,7 @@ class _Judge:
         pairs = pairs_within(spec, point, vectors, spec.d_in)
         pairs = pairs if pairs is not None else [(a, b) for a in vectors for b in vectors if a != b]
         if law.reference is None or not pairs:
-            return _tight_open("no listed pair of bit vectors to read the loss from")
+            return _tight_outcome(why="no listed pair of bit vectors to read the loss from")
         far = max(sum(a != b for a, b in zip(x, xp, strict=True)) for x, xp in pairs)
         env = box.point()
         ratios = [(poly_value(law.reference[b][y], env) / poly_value(law.reference[not b][y], env), b, y)
@@ -926,7 +937,7 @@ class _Judge:
             return outcome
         if outcome.witness is not None:
             self.sample({**outcome.witness})
-        return _tight_open(f"against the listed pair at Hamming distance {far}: {outcome.why}")
+        return _tight_outcome(why=f"against the listed pair at Hamming distance {far}: {outcome.why}")
 
     def unexplored(self, clause: str, box: Box, why: str) -> None:
         self.report.clauses[clause].open.append((box, why))
@@ -945,10 +956,10 @@ class _Judge:
             return False
 
 
-def _tight_open(why: str) -> TightOutcome:
+def _tight_outcome(**verdict: Any) -> TightOutcome:
     from vetdp.engine.tightness import TightOutcome
 
-    return TightOutcome(why=why)
+    return TightOutcome(**verdict)
 
 
 _TYING_PAIRS = 16  # distinct loss formulas tried where the worst pair at a region's point ties with others
