@@ -470,6 +470,31 @@ def test_forks_whose_answers_do_not_cover_every_answer_prove_nothing():
     assert not universal._covers([((key_a, True),), ((key_b, False),)])
 
 
+
+def test_a_side_at_most_a_side_proved_only_where_it_is_taken_is_not_proved(monkeypatch):
+    # z is proved tight on the whole region; y <= z where y's side is taken, so y's side is tight; x <= y where x's
+    # side is taken says nothing of x: y is tight only where its own side is taken, not at x's values
+    from vetdp.engine.tightness import TightOutcome
+
+    x, y, z = var("x"), var("y"), var("z")
+    whole = {z}
+    monkeypatch.setattr(universal._Judge, "_tight_outcome",
+                        lambda self, spec, box, claim, law: TightOutcome(proved=claim.term in whole, why="not proved"))
+    box = Box.of({"x": (1.0, 2.0)})
+
+    def side(term, small, large):
+        result = dataclasses.make_dataclass("Claim", ["claim"])(SymFloat(term, 1.5))
+        return universal.Leaf(box, result, (), ((f"{small} < {large}", True),), (((small, operator.lt, large), True),))
+
+    def judged(forks):
+        report = universal.UniversalReport("chain", ("x",))
+        universal._Judge(report, {}, {"x": (1.0, 2.0)})._tight_forks(None, box, forks, None, None)
+        return report.clauses["privacy.tight"]
+
+    assert judged([side(z, z, z), side(y, y, z)]).proved == [box]
+    cov = judged([side(z, z, z), side(y, y, z), side(x, x, y)])
+    assert not cov.proved and "x < y assumed True" in cov.open[0][1]
+
 def test_where_every_pair_ties_the_pair_whose_loss_is_the_maps_formula_proves_tightness():
     # for ε below ~2e-17 the rounded flip probability is exactly 1/2: every output is equally likely, every ratio is
     # 1 and the worst pair at the region's point is any pair; the map is the loss of a farther pair, which ties
