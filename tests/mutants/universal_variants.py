@@ -202,3 +202,18 @@ def rappor_loose_band(input_domain, input_metric, f, p, q, constant_time=False):
     loose = RAPPOR_LOOSE_BAND[0] < q < RAPPOR_LOOSE_BAND[1]
     return dataclasses.replace(m, privacy_map=lambda d: m.privacy_map(d) * (1.0 + 2.0**-20) if loose else
                                m.privacy_map(d))
+
+
+RAPPOR_STRICT_FLOOR = 2**-999  # rappor_strict_floor's least p*, twice the spec's 2**-1000
+
+
+def rappor_strict_floor(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect (precondition.regions): refuses p* = p(1 − r) + rq below 2**-999, so valid parameters with p* in
+    [2**-1000, 2**-999), a band along the joint boundary, are rejected."""
+    from vetdp.impl.rappor import exact_rational, make_rappor_report, rappor_flip_probability
+
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)  # its checks first
+    r, p_, q_ = exact_rational(rappor_flip_probability(f)), exact_rational(p), exact_rational(q)
+    if not (p_ >= RAPPOR_STRICT_FLOOR or p_ * (1 - r) + r * q_ >= RAPPOR_STRICT_FLOOR):  # as vetdp decides it
+        raise ValueError(f"p* below 2**-999 at f={f!r}, p={p!r}, q={q!r}")
+    return m

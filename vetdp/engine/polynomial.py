@@ -21,7 +21,16 @@ from fractions import Fraction
 from typing import Any
 
 from vetdp.arith.expr import Expr
-from vetdp.engine.symbolic import RunMemo, SymFloat, _context, compare, evaluate, float_key, floats_between
+from vetdp.engine.symbolic import (
+    Infeasible,
+    RunMemo,
+    SymFloat,
+    _context,
+    compare,
+    evaluate,
+    float_key,
+    floats_between,
+)
 
 __all__ = ["ProbPoly", "probability_of", "poly_value"]
 
@@ -298,6 +307,24 @@ class ProbPoly(RunMemo):
         wide = [n for n in names if floats_between(*ctx.box[n]) > 1]
         ops = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
                "ne": operator.ne}
+        decided = self._decided_on_region(name, c, wide, names, ops)
+        if decided is not None and not ctx.answers:
+            return decided
+        key = ("polynomial", name, frozenset(self.expanded().items()), c)
+        if key in ctx.answers:  # a fork's assumed answer (explore_regions' forks)
+            if decided is not None and decided != ctx.answers[key]:
+                raise Infeasible(f"a probability {self!r} compared with {c} answers {decided} on the whole region")
+            return ctx.answers[key]
+        if decided is not None:
+            return decided
+        shown = repr(float(c)) if Fraction(float(c)) == c else str(c)  # e.g. 9.332636185032189e-302, not 1/2**1000
+        raise ctx.halve(wide, f"a probability {self!r} compared with {shown}", key=key,
+                        test=lambda env: bool(ops[name](self.at(env), c)))
+
+    def _decided_on_region(self, name: str, c: Fraction, wide: list[str], names: list[str], ops: dict) -> bool | None:
+        """The comparison's answer for every point of the region, when its exact bounds settle it (or it has no wide
+        parameter); None when they do not."""
+        ctx = _context()
         if not wide:
             return ops[name](self.at(), c)
         bounds = self._range()
@@ -307,14 +334,12 @@ class ProbPoly(RunMemo):
         lo, hi = bounds
         if name in ("lt", "le", "gt", "ge"):
             at_lo, at_hi = ops[name](lo, c), ops[name](hi, c)
-            if at_lo == at_hi:
-                return at_lo
-        elif not lo <= c <= hi:
+            return at_lo if at_lo == at_hi else None
+        if not lo <= c <= hi:
             return name == "ne"
-        elif lo == hi:
+        if lo == hi:
             return name == "eq"
-        shown = repr(float(c)) if Fraction(float(c)) == c else str(c)  # e.g. 9.332636185032189e-302, not 1/2**1000
-        raise ctx.halve(wide, f"a probability {self!r} compared with {shown}")
+        return None
 
     def __lt__(self, o): return self._compare("lt", o)  # noqa: E704
     def __le__(self, o): return self._compare("le", o)  # noqa: E704

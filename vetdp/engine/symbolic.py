@@ -119,6 +119,9 @@ class Box:
 
     ranges: tuple[tuple[str, float, float], ...]  # (name, lo, hi), sorted by name
     orders: tuple[tuple[str, str, bool], ...] = ()  # (a, b, strict): a < b (strict) or a <= b
+    # the point the code is run at, when not the median (a fork's region is run at a point that answers its
+    # assumed comparison so); parts cut from the box go back to their medians
+    at: tuple[tuple[str, float], ...] | None = None
 
     @classmethod
     def of(cls, ranges: Mapping[str, tuple[float, float]]) -> Box:
@@ -141,7 +144,7 @@ class Box:
 
     def with_range(self, name: str, lo: float, hi: float) -> Box:
         return dataclasses.replace(self, ranges=tuple((n, lo, hi) if n == name else (n, a, b)
-                                                      for n, a, b in self.ranges))
+                                                      for n, a, b in self.ranges), at=None)
 
     def split(self, name: str, cut: float) -> tuple[Box, ...]:
         """[lo, cut) and [cut, hi] of parameter ``name`` (cut in (lo, hi]), each tightened to the orders (a part
@@ -153,7 +156,7 @@ class Box:
 
     def ordered(self, a: str, b: str, strict: bool) -> Box | None:
         """The part of the region where a < b (``strict``) or a <= b, tightened; None when it is empty."""
-        return dataclasses.replace(self, orders=tuple(sorted({*self.orders, (a, b, strict)})))._tight()
+        return dataclasses.replace(self, orders=tuple(sorted({*self.orders, (a, b, strict)})), at=None)._tight()
 
     def implies(self, a: str, b: str, strict: bool) -> bool:
         """Whether a < b (``strict``) or a <= b holds on the whole region, by its orders or its intervals."""
@@ -184,7 +187,9 @@ class Box:
 
     def point(self) -> dict[str, float]:
         """The point the code is run at: the median float of each interval (a bounded, typical value), moved up
-        where an order needs it (the median of what the order leaves)."""
+        where an order needs it (the median of what the order leaves); or the box's ``at``."""
+        if self.at is not None:
+            return dict(self.at)
         env = {n: _median(lo, hi) for n, lo, hi in self.ranges}
         for _ in range(len(self.orders)):
             for a, b, strict in self.orders:
@@ -220,10 +225,17 @@ class Split(BaseException):
     be explored once per answer (see :func:`explore_regions`' ``forks``)."""
 
     def __init__(self, parts: tuple[Box, ...], why: str, dead: tuple[Box, ...] = (),
-                 fork: tuple[Any, str] | None = None, joint: bool = False):
+                 fork: tuple[Any, str] | None = None, joint: bool = False,
+                 test: Callable[[Mapping[str, float]], bool] | None = None):
         super().__init__(why)
         self.parts, self.why, self.dead, self.fork = parts, why, dead, fork
         self.joint = joint  # a halving of a box whose corners disagree (counted against MAX_JOINT_HALVINGS)
+        self.test = test  # the forked comparison's answer at a point, to run each fork at a point that answers so
+
+
+class Infeasible(BaseException):
+    """A fork's assumed answer is contradicted on the whole region (its comparison is decided the other way there):
+    no point of the region takes that fork, so the run has nothing to explore (not an outcome of the code)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -475,13 +487,19 @@ class Exploration:
             return values.pop()
         raise self.halve(names, what)  # several parameters: decide each half again
 
-    def halve(self, names: list[str] | tuple[str, ...], what: Any) -> Split:
+    def halve(self, names: list[str] | tuple[str, ...], what: Any, key: Any = None,
+              test: Callable[[Mapping[str, float]], bool] | None = None) -> Split:
         """The split that halves the widest interval (in floats) of ``names``, for a predicate whose answer the
-        corners of the region do not settle (counted against :data:`MAX_JOINT_HALVINGS`)."""
+        corners of the region do not settle (counted against :data:`MAX_JOINT_HALVINGS`); ``key`` names the
+        predicate, so that a region it still crosses after the halvings may be forked on it; ``test(point)`` is its
+        answer at a point."""
         name = max(names, key=lambda n: floats_between(*self.box[n]))
         lo, hi = self.box[name]
         mid = float_from_key((float_key(lo) + float_key(hi) + 1) // 2)
-        return self._split(self.box.split(name, mid), f"{what} depends on {', '.join(names)} jointly", joint=True)
+        what = f"{what} depends on {', '.join(names)} jointly"
+        split = self._split(self.box.split(name, mid), what, joint=True, fork=None if key is None else (key, what))
+        split.test = test
+        return split
 
     def span(self, term: Expr) -> tuple[float, float] | None:
         """The least and largest value of a term over the region, from the box's corners where the term is
@@ -891,8 +909,11 @@ class Leaf:
     # a fork's assumed answers of comparisons left undecided on the box, as (what, answer): the run is the code's
     # path only at the box's points where the comparisons answer so (see explore_regions' forks)
     assumed: tuple[tuple[str, bool], ...] = ()
-    # the same answers by the comparison's key (for a comparison of two float terms: (term, operator, other term))
+    # the same answers by the comparison's key (for a comparison of two float terms: (term, operator, other term)),
+    # in the order assumed (not those given from the start, explore_regions' ``assumed``)
     assumed_keys: tuple[tuple[Any, bool], ...] = ()
+    # the region where the first of those comparisons was forked: the forks of one origin cover it together
+    origin: Box | None = None
 
 
 @contextlib.contextmanager
@@ -906,12 +927,28 @@ def exploring(box: Box, bisections: int | None = None, assumed: Mapping[Any, boo
         _current.reset(token)
 
 
+def _answering(box: Box, tests: tuple[tuple[Callable[[Mapping[str, float]], bool], bool], ...]) -> Box:
+    """``box`` run at its point, or at a corner, where every forked comparison answers as assumed (a fork's run
+    computes the code's floats at its point); the box unchanged when none does."""
+    candidates = [box.point()]
+    if len(box.names) <= _ANSWERING_NAMES:
+        candidates += [c for c in box.corners(box.names) if box.contains(c)]
+    for env in candidates:
+        if all(test(env) == answer for test, answer in tests):
+            return dataclasses.replace(box, at=tuple(sorted(env.items())))
+    return box
+
+
+_ANSWERING_NAMES = 4  # a fork's region looks for its point among at most 2**4 corners
+
+
 MAX_JOINT_HALVINGS = 6  # halvings of one region whose corners disagree (a boundary that is no product of intervals)
 
 
 def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[str, tuple[float, float]] | Box, *,
                     budget: int = 2_000, on_leaf: Callable[[Leaf], None] | None = None,
-                    bisections: int | None = None, forks: int = 0) -> tuple[list[Leaf], list[tuple[Box, str]]]:
+                    bisections: int | None = None, forks: int = 0, assumed: Mapping[Any, bool] | None = None
+                    ) -> tuple[list[Leaf], list[tuple[Box, str]]]:
     """Partition ``space`` (parameter -> (lo, hi) floats, or a :class:`Box`) into leaves by running ``run`` on
     symbolic parameters.
 
@@ -925,49 +962,66 @@ def explore_regions(run: Callable[[dict[str, SymFloat]], Any], space: Mapping[st
     ``forks``: a box where a comparison is left undecided (near a crossing) is run once with each answer assumed,
     up to this many assumed comparisons on one path; each such leaf carries its ``assumed`` answers. Every point of
     the box follows one of its forks, so a property proved of every fork's result for every point of the box holds
-    there; a property that fails on one fork is not established to fail (that fork may be taken nowhere).
+    there; a property that fails on one fork is not established to fail (that fork may be taken nowhere). A
+    comparison in several parameters jointly that still crosses a region after the halvings is forked likewise.
+    ``assumed``: answers given from the start (a fork's ``answers``, to run its path again on its region).
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"budget={budget!r} must be an int in [1, inf)")
-    pending: list[tuple[Box, str, int, dict, tuple]] = [
-        (space if isinstance(space, Box) else Box.of(space), "", 0, {}, ())]
+    given = dict(assumed or {})
+    pending: list[tuple[Box, str, int, dict, tuple, Box | None, tuple]] = [
+        (space if isinstance(space, Box) else Box.of(space), "", 0, dict(assumed or {}), (), None, ())]
     leaves: list[Leaf] = []
     unexplored: list[tuple[Box, str]] = []
     runs = 0
 
-    def follow(s: Split, depth: int, assumed: dict, said: tuple) -> None:
+    def follow(s: Split, depth: int, assumed: dict, said: tuple, origin: Box | None, box: Box, tests: tuple
+               ) -> None:
         deeper = depth + s.joint
-        if deeper > MAX_JOINT_HALVINGS:
+        can_fork = s.fork is not None and len(assumed) < forks
+        if deeper > MAX_JOINT_HALVINGS and can_fork:  # still crossing after the halvings: each answer assumed
+            fork(s, (dataclasses.replace(box, at=None),), depth, assumed, said, origin, tests)
+        elif deeper > MAX_JOINT_HALVINGS:
             unexplored.extend((part, f"{s.why}: still crossing the region after {MAX_JOINT_HALVINGS} halvings")
                               for part in s.parts)
         else:
-            pending.extend((part, s.why, deeper, assumed, said) for part in reversed(s.parts))
-        if s.fork is not None and len(assumed) < forks:
-            key, what = s.fork
-            for part in s.dead:
-                for answer in (True, False):
-                    pending.append((part, s.why, depth, {**assumed, key: answer}, (*said, (what, answer))))
+            pending.extend((part, s.why, deeper, assumed, said, origin, tests) for part in reversed(s.parts))
+        if s.dead and can_fork:
+            fork(s, s.dead, depth, assumed, said, origin, tests)
         else:
             unexplored.extend((part, s.why) for part in s.dead)
 
+    def fork(s: Split, parts: tuple[Box, ...], depth: int, assumed: dict, said: tuple, origin: Box | None,
+             tests: tuple) -> None:
+        key, what = s.fork
+        for part in parts:
+            for answer in (True, False):
+                tested = tests if s.test is None else (*tests, (s.test, answer))
+                pending.append((part, s.why, depth, {**assumed, key: answer}, (*said, (what, answer)),
+                                origin or part, tested))
+
     while pending:
-        box, why, depth, assumed, said = pending.pop()
+        box, why, depth, answers, said, origin, tests = pending.pop()
         if runs >= budget:
             spent = f"the region budget of {budget} runs was spent"
             return leaves, unexplored + [(b, spent + (f" (last split: {w})" if w else "")) for b, w, *_ in
                                          [(box, why), *pending]]
         runs += 1
-        with exploring(box, bisections, assumed) as ctx:
+        box = _answering(box, tests) if tests and box.at is None else box
+        with exploring(box, bisections, answers) as ctx:
             params = {name: SymFloat(Var(name), x) for name, x in ctx.point.items()}
             try:
                 result = run(params)
             except Split as s:
-                follow(s, depth, assumed, said)
+                follow(s, depth, answers, said, origin, box, tests)
                 continue
+            except Infeasible:
+                continue  # no point of the region takes this fork
             if ctx.halted is not None:  # the code swallowed a Split: its result cannot be trusted
-                follow(ctx.halted, depth, assumed, said)
+                follow(ctx.halted, depth, answers, said, origin, box, tests)
                 continue
-        leaf = Leaf(box, result, tuple(ctx.escapes), said, tuple(assumed.items()))
+        leaf = Leaf(box, result, tuple(ctx.escapes), said,
+                    tuple((k, v) for k, v in answers.items() if k not in given), origin)
         leaves.append(leaf)
         if on_leaf is not None:
             on_leaf(leaf)

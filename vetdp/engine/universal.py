@@ -78,6 +78,12 @@ _WHOLE_LINE = (-MAX_FLOAT, MAX_FLOAT)
 STRUCTURE_REPLAYS = 8
 # comparisons left undecided near a crossing that the claim pass explores with each answer assumed, on one path
 CLAIM_FORKS = 2
+# comparisons in several parameters jointly (RAPPOR's p* >= 2**-1000) still crossing a region after its halvings that
+# the law pass explores with each answer assumed, on one path
+LAW_FORKS = 2
+# sub-boxes privacy.tight may examine on one side of such a fork: the region holds points of the other side too, where
+# the rounding analysis may find no bound (a divisor that underflows to 0 where p* < 2**-1000)
+FORK_TIGHT_BOXES = 8
 _STOP_AFTER_FAILING_BASES = 3  # a clause failing on this many bases: the rest are not explored (the witness is found)
 
 
@@ -627,8 +633,11 @@ class _Judge:
     """Turns one base's leaves into the clauses' coverage."""
 
     def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]],
-                 accepts: Callable[[dict], bool] | None = None):
+                 accepts: Callable[[dict], bool] | None = None, tight_budget: int | None = None):
+        from vetdp.engine.tightness import TIGHT_BOXES
+
         self.report, self.fixed, self.valid, self.accepts = report, fixed, valid, accepts
+        self.tight_budget = TIGHT_BOXES if tight_budget is None else tight_budget  # sub-boxes per region
 
     def witness(self, env: Mapping[str, float]) -> dict:
         """A parameter set where a clause fails (checked concretely by the sampled search)."""
@@ -903,11 +912,11 @@ class _Judge:
         def pairs_at(env: dict) -> Any:
             return pairs_within(spec, {**self.fixed, **env}, list(law.reference), spec.d_in)
 
-        outcome = decide_tight(claim, law.reference, pairs_at, box)
+        outcome = decide_tight(claim, law.reference, pairs_at, box, self.tight_budget)
         if outcome.proved or outcome.witness is not None or box.size() == 1:
             return outcome
         for p, q in _tying_pairs(law.reference, pairs_at, box.point(), claim):
-            alone = decide_tight(claim, {0: {0: p}, 1: {0: q}}, lambda env: [(0, 1)], box)
+            alone = decide_tight(claim, {0: {0: p}, 1: {0: q}}, lambda env: [(0, 1)], box, self.tight_budget)
             if alone.proved:  # its failures are not failures: that pair's loss may be below the worst one's
                 return alone
         return outcome
@@ -932,7 +941,7 @@ class _Judge:
                   for b in (False, True) for y in law.reference[b] if poly_value(law.reference[not b][y], env) > 0]
         _, b, y = max(ratios, key=lambda r: r[0])
         farthest = {0: {0: law.reference[b][y] ** far}, 1: {0: law.reference[not b][y] ** far}}
-        outcome = decide_tight(claim, farthest, lambda env: [(0, 1)], box)
+        outcome = decide_tight(claim, farthest, lambda env: [(0, 1)], box, self.tight_budget)
         if outcome.proved:
             return outcome
         if outcome.witness is not None:
@@ -1170,7 +1179,7 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
     space = {n: _WHOLE_LINE for n in valid}
     try:
         leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget, valid), space,
-                                             budget=region_budget, bisections=bisections)
+                                             budget=region_budget, bisections=bisections, forks=LAW_FORKS)
     except EnumerationBudgetExceeded as e:
         for c in UNIVERSAL_CLAUSES:
             judge.unexplored(c, Box.of(space), f"a law needs more than {budget} paths ({e})")
@@ -1181,32 +1190,85 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
     for box, why in unexplored:
         for c in UNIVERSAL_CLAUSES:
             judge.unexplored(c, box, why)
+    forked: dict[Box, list[Leaf]] = {}
     for leaf in leaves:
-        box = judge.precondition(leaf)
-        if box is None:
-            continue
-        is_reference = judge.law(box, leaf.result)
-        claims, open_claims = explore_regions(_claim_run(spec, build, fixed), box, budget=region_budget,
-                                              bisections=bisections, forks=CLAIM_FORKS)
-        refute = None
-        if isinstance(leaf.result, _Laws):
-            def refute(env: dict, claim: Any, laws: dict = leaf.result.laws) -> str | None:
-                return _refuted(spec, fixed, laws, env, claim)
-        forked: dict[Box, list[Leaf]] = {}
-        for claim_leaf in claims:
-            if claim_leaf.assumed:
-                forked.setdefault(claim_leaf.box, []).append(claim_leaf)
-                continue
-            judge.claim(claim_leaf, is_reference, refute)
-            judge.tight(spec, claim_leaf, leaf.result if is_reference else None)
-        def claim_at(env: dict) -> Any:
-            return _claim_at(spec, build, fixed, env)
+        if leaf.assumed:
+            forked.setdefault(leaf.origin, []).append(leaf)
+        else:
+            _judge_leaf(judge, spec, build, fixed, leaf, region_budget, bisections)
+    for origin, family in forked.items():
+        _judge_forks(report, judge, spec, build, fixed, origin, family, region_budget, bisections)
 
-        for part, forks in forked.items():
-            judge.claim_forks(spec, part, forks, leaf.result if is_reference else None, claim_at)
-        for part, why in open_claims:
-            judge.unexplored("privacy.sound", part, why)
-            judge.unexplored("privacy.tight", part, why)
+
+def _judge_leaf(judge: _Judge, spec: Any, build: Callable[[dict], Any], fixed: dict, leaf: Leaf, region_budget: int,
+                bisections: int | None) -> None:
+    """Every clause on one leaf of the law pass: its precondition, its law, then the claim pass on its region."""
+    box = judge.precondition(leaf)
+    if box is None:
+        return
+    is_reference = judge.law(box, leaf.result)
+    claims, open_claims = explore_regions(_claim_run(spec, build, fixed), box, budget=region_budget,
+                                          bisections=bisections, forks=CLAIM_FORKS, assumed=dict(leaf.assumed_keys))
+    refute = None
+    if isinstance(leaf.result, _Laws):
+        def refute(env: dict, claim: Any, laws: dict = leaf.result.laws) -> str | None:
+            return _refuted(spec, fixed, laws, env, claim)
+    forked: dict[Box, list[Leaf]] = {}
+    for claim_leaf in claims:
+        if claim_leaf.assumed:  # forked in the claim pass (the law pass's answers are given, not said again)
+            forked.setdefault(claim_leaf.box, []).append(claim_leaf)
+            continue
+        judge.claim(claim_leaf, is_reference, refute)
+        judge.tight(spec, claim_leaf, leaf.result if is_reference else None)
+
+    def claim_at(env: dict) -> Any:
+        return _claim_at(spec, build, fixed, env)
+
+    for part, forks in forked.items():
+        judge.claim_forks(spec, part, forks, leaf.result if is_reference else None, claim_at)
+    for part, why in open_claims:
+        judge.unexplored("privacy.sound", part, why)
+        judge.unexplored("privacy.tight", part, why)
+
+
+def _judge_forks(report: UniversalReport, judge: _Judge, spec: Any, build: Callable[[dict], Any], fixed: dict,
+                 origin: Box, family: list[Leaf], region_budget: int, bisections: int | None) -> None:
+    """Every clause on a region the law pass forked (a joint comparison still crossing it after its halvings, run
+    once per answer): each fork is judged on its own, and a clause is proved on the region when it is proved on
+    every fork with nothing open or failing there (every point of the region follows one fork; a fork where the
+    code refuses, and the spec's precondition with it, has no law to prove). Anything else is open, never failed
+    (a fork may be taken at no point): its witnesses go to the sampled search, which checks them concretely."""
+    said = sorted({f"{what} assumed {answer}" for leaf in family for what, answer in leaf.assumed})
+    subs = []
+    for leaf in family:
+        sub = UniversalReport(report.spec, report.floats)
+        sides = _Judge(sub, judge.fixed, judge.valid, judge.accepts, FORK_TIGHT_BOXES)
+        _judge_leaf(sides, spec, build, fixed, leaf, region_budget, bisections)
+        subs.append((leaf, sub))
+        # a fork's witness is checked concretely, not trusted: where the spec's precondition accepts it
+        report.samples += [p for p in sub.samples + sub.witnesses if _accepted_point(judge, p)]
+    left_open = False
+    for c in UNIVERSAL_CLAUSES:
+        cov = report.clauses[c]
+        trouble = [(leaf, why) for leaf, sub in subs for _, why in sub.clauses[c].open]
+        trouble += [(leaf, f"fails on that side: {why}") for leaf, sub in subs for _, _, why in sub.clauses[c].failed]
+        proved = [box for _, sub in subs for box in sub.clauses[c].proved]
+        if not trouble:
+            cov.proved.extend(dict.fromkeys(proved))  # each region once, whichever forks proved it
+            continue
+        leaf, why = trouble[0]
+        side = "; ".join(f"{what} assumed {answer}" for what, answer in leaf.assumed)
+        cov.open.append((origin, f"a comparison still crossing the region, explored with each answer "
+                                 f"({'; '.join(said)}): on the side where {side}, {why}"))
+        left_open = True
+    if left_open:  # the sides' own points (each answers its side's comparisons), where accepted
+        report.samples += [p for p in ({**fixed, **leaf.box.point()} for leaf in family) if _accepted_point(judge, p)]
+
+
+def _accepted_point(judge: _Judge, params: dict) -> bool:
+    """Whether a parameter set lies in the valid ranges and the spec's joint precondition accepts it."""
+    inside = all(float_key(lo) <= float_key(params[n]) <= float_key(hi) for n, (lo, hi) in judge.valid.items())
+    return inside and (judge.accepts is None or bool(judge.accepts(params)))
 
 
 def _claim_at(spec: Any, build: Callable[[dict], Any], fixed: dict, env: dict) -> Any:
