@@ -184,8 +184,9 @@ def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
 
     Raises TypeError/ValueError for a prob that is not a float in [0, 1].
     """
-    p = _validate_probability(prob)
-    if not isinstance(constant_time, bool):
+    # a float in [0, 1] needs no further check (NaN fails both comparisons)
+    p = prob if type(prob) is float and 0.0 <= prob <= 1.0 else _validate_probability(prob)
+    if constant_time is not False and constant_time is not True:
         raise TypeError(f"constant_time={constant_time!r} must be a bool")
     source = current_source()
     if isinstance(source, BranchingSource) and not source.branch_bytes:

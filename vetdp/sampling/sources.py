@@ -190,17 +190,17 @@ class BranchingSource(RandomSource):
 
     def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
         """One of ``outcomes`` (value, probability); zero-probability values are never taken."""
-        cached = _LIVE.get(id(outcomes)) if type(outcomes) is tuple else None
-        if cached is not None and cached[0] is outcomes:
-            live = cached[1]
-        elif _PREFILTERED.get(id(outcomes)) is outcomes:
-            live = outcomes
-        else:
-            live = [(v, p) for v, p in outcomes if p != 0]
-            if type(outcomes) is tuple and len(outcomes) > 16:
-                if len(_LIVE) > 64:
-                    _LIVE.clear()
-                _LIVE[id(outcomes)] = (outcomes, live)
+        live = _PREFILTERED.get(id(outcomes))
+        if live is not outcomes:
+            cached = _LIVE.get(id(outcomes)) if type(outcomes) is tuple else None
+            if cached is not None and cached[0] is outcomes:
+                live = cached[1]
+            else:
+                live = [(v, p) for v, p in outcomes if p != 0]
+                if type(outcomes) is tuple and len(outcomes) > 16:
+                    if len(_LIVE) > 64:
+                        _LIVE.clear()
+                    _LIVE[id(outcomes)] = (outcomes, live)
         if not live:
             raise ValueError("branch() needs at least one outcome with positive probability")
         value, p = live[self._choose(len(live), live, ("branch", live))]
