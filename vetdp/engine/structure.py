@@ -623,9 +623,23 @@ def pair_terms(dists: dict[Any, dict[Any, Fraction]], pairs: list[tuple[Any, Any
     chosen = pairs if pairs is not None else [(x, xp) for x in keys for xp in keys if x != xp]
     if not chosen:
         raise ValueError("pair_terms needs at least one pair of inputs")
+    # every distinct probability numbered once: a law meets many others, and a Fraction's hash is costly where
+    # a pair of ints' is not; the terms are then joint_terms(dists[x], dists[xp]) counted over those numbers
+    number: dict[Any, int] = {}
+    coded = {x: {y: number.setdefault(p, len(number)) for y, p in dists[x].items()}
+             for x in dict.fromkeys(x for pair in chosen for x in pair)}
+    zero = number.setdefault(Fraction(0), len(number))
+    values = list(number)
+    positive = {x: [(y, i) for y, i in law.items() if values[i]] for x, law in coded.items()}
     seen: dict[PairTerms, tuple[Any, Any]] = {}
     for x, xp in chosen:
-        seen.setdefault(joint_terms(dists[x], dists[xp]), (x, xp))
+        other = coded[xp]
+        counts: dict[tuple[int, int], int] = {}
+        for y, i in positive[x]:
+            key = (i, other.get(y, zero))
+            counts[key] = counts.get(key, 0) + 1
+        terms = tuple(sorted((values[i], values[j], n) for (i, j), n in counts.items()))
+        seen.setdefault(terms, (x, xp))
     return [(terms, x, xp) for terms, (x, xp) in seen.items()]
 
 
