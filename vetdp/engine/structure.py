@@ -502,12 +502,7 @@ PairTerms = tuple[tuple[Fraction, Fraction, int], ...]  # (P(y), Q(y), how many 
 def joint_terms(p: dict[Any, Fraction], q: dict[Any, Fraction]) -> PairTerms:
     """The distinct joint probabilities (P(y), Q(y)) over outputs y with P(y) > 0, with how many outputs share them:
     every divergence of P from Q is a function of these (a law of many equal probabilities has few)."""
-    counts: dict[tuple[Fraction, Fraction], int] = {}
-    for y, py in p.items():
-        if py:
-            key = (py, q.get(y, Fraction(0)))
-            counts[key] = counts.get(key, 0) + 1
-    return tuple(sorted((a, b, n) for (a, b), n in counts.items()))
+    return pair_terms({0: p, 1: q}, [(0, 1)])[0][0]
 
 
 def _ratio_power(alpha: Fraction, prec: int) -> Callable[[Fraction], tuple[Fraction, Fraction]]:
@@ -618,14 +613,29 @@ def pair_terms(dists: dict[Any, dict[Any, Fraction]], pairs: list[tuple[Any, Any
                ) -> list[tuple[PairTerms, Any, Any]]:
     """For each ordered pair of ``pairs`` (None: every ordered pair of distinct inputs): the distinct joint
     probabilities (P_x(y), P_x'(y)) over outputs y with P_x(y) > 0, with their multiplicities, which determine every
-    divergence of P_x from P_x'. Pairs with the same terms are kept once (the first as the witness)."""
+    divergence of P_x from P_x' (:func:`joint_terms`). Pairs with the same terms are kept once (the first as the
+    witness)."""
     keys = list(dists)
     chosen = pairs if pairs is not None else [(x, xp) for x in keys for xp in keys if x != xp]
     if not chosen:
         raise ValueError("pair_terms needs at least one pair of inputs")
+    # every distinct probability numbered once: a law meets many others, and a Fraction's hash is costly where
+    # a pair of ints' is not; each pair's terms are then counted over those numbers
+    number: dict[Any, int] = {}
+    coded = {x: {y: number.setdefault(p, len(number)) for y, p in dists[x].items()}
+             for x in dict.fromkeys(x for pair in chosen for x in pair)}
+    zero = number.setdefault(Fraction(0), len(number))
+    values = list(number)
+    positive = {x: [(y, i) for y, i in law.items() if values[i]] for x, law in coded.items()}
     seen: dict[PairTerms, tuple[Any, Any]] = {}
     for x, xp in chosen:
-        seen.setdefault(joint_terms(dists[x], dists[xp]), (x, xp))
+        other = coded[xp]
+        counts: dict[tuple[int, int], int] = {}
+        for y, i in positive[x]:
+            key = (i, other.get(y, zero))
+            counts[key] = counts.get(key, 0) + 1
+        terms = tuple(sorted((values[i], values[j], n) for (i, j), n in counts.items()))
+        seen.setdefault(terms, (x, xp))
     return [(terms, x, xp) for terms, (x, xp) in seen.items()]
 
 

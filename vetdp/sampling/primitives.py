@@ -15,7 +15,7 @@ import numbers
 from fractions import Fraction
 
 from vetdp.sampling.lazy import LAZY_FROM, LazyInt
-from vetdp.sampling.sources import BranchingSource, current_source
+from vetdp.sampling.sources import BranchingSource, current_source, prefiltered
 
 __all__ = [
     "random_bytes",
@@ -113,6 +113,10 @@ def _symbolic(x: object) -> bool:
 
 
 def _validate_probability(prob: object) -> float:
+    if type(prob) is float:  # the common case, without the ABC check below
+        if math.isnan(prob) or not 0.0 <= prob <= 1.0:
+            raise ValueError(f"prob={prob!r} must be in [0, 1]")
+        return prob
     if _symbolic(prob):
         if not prob.__vetdp_in_interval__(0, 1, True, True):
             raise ValueError(f"prob={prob!r} must be in [0, 1]")
@@ -161,6 +165,13 @@ def bernoulli_from_bytes(prob: float, buffer: bytes) -> bool:
     return bool(mask & bits) | (prob == 1.0)
 
 
+@functools.lru_cache(maxsize=1024)
+def _bernoulli_outcomes(p: float) -> tuple[tuple[bool, Fraction], ...]:
+    """The outcomes a branching source enumerates for a Bernoulli of float ``p``, built once per ``p``."""
+    q = Fraction(p)
+    return prefiltered(((True, q), (False, 1 - q)))
+
+
 def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
     """True with probability exactly ``prob`` (every float in [0, 1], subnormals included).
 
@@ -173,12 +184,15 @@ def sample_bernoulli_float(prob: float, constant_time: bool = False) -> bool:
 
     Raises TypeError/ValueError for a prob that is not a float in [0, 1].
     """
-    p = _validate_probability(prob)
-    if not isinstance(constant_time, bool):
+    # a float in [0, 1] needs no further check (NaN fails both comparisons)
+    p = prob if type(prob) is float and 0.0 <= prob <= 1.0 else _validate_probability(prob)
+    if constant_time is not False and constant_time is not True:
         raise TypeError(f"constant_time={constant_time!r} must be a bool")
     source = current_source()
     if isinstance(source, BranchingSource) and not source.branch_bytes:
-        q = p.__vetdp_probability__() if _symbolic(p) else Fraction(p)
+        if type(p) is float:
+            return source.branch(_bernoulli_outcomes(p))
+        q = p.__vetdp_probability__()  # a symbolic probability (the engine's universal exploration)
         return source.branch([(True, q), (False, 1 - q)])
     if constant_time:
         return bernoulli_from_bytes(p, source.random_bytes(BERNOULLI_BUFFER_BYTES))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
+import math
 import os
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
@@ -28,6 +29,7 @@ __all__ = [
     "SeededSource",
     "RecordingSource",
     "BranchingSource",
+    "prefiltered",
     "current_source",
     "use_source",
     "EntropyError",
@@ -110,6 +112,22 @@ class PathLimitExceeded(RuntimeError):
 _LIVE: dict[int, tuple[tuple, list]] = {}
 
 
+# constant outcome tuples a primitive built once without their zero-probability values (prefiltered): branch()
+# takes them as they are; the tuple itself is kept, so its id cannot be reused while the entry exists
+_PREFILTERED: dict[int, tuple] = {}
+_REDUCE_BITS = 4096  # a path's probability is reduced each time its denominator grows by this many bits
+
+
+def prefiltered(outcomes: Sequence[tuple[Any, Fraction]]) -> tuple[tuple[Any, Fraction], ...]:
+    """``outcomes`` without the zero-probability ones, as a tuple that :meth:`BranchingSource.branch` takes
+    without filtering it again (for a primitive that builds the same outcomes at every call and keeps them)."""
+    live = tuple((v, p) for v, p in outcomes if p != 0)
+    if len(_PREFILTERED) > 4096:  # the oldest tuples are filtered again at each use, never wrong
+        _PREFILTERED.clear()
+    _PREFILTERED[id(live)] = live
+    return live
+
+
 class BranchingSource(RandomSource):
     """Replays a prefix of choices; at every fresh choice point takes option 0 (or asks its explorer).
 
@@ -137,6 +155,7 @@ class BranchingSource(RandomSource):
         self.prefix = list(prefix)
         self.trail: list[tuple[int, int]] = []
         self._probability = Fraction(1)
+        self._num, self._den, self._reduce_at = 1, 1, 1 << _REDUCE_BITS  # the Fraction factors' product
         self._uniform_denominator = 1  # product of the n of every branch_uniform(n), kept as an int
         self.max_choices = max_choices
         self.branch_bytes = branch_bytes
@@ -146,7 +165,8 @@ class BranchingSource(RandomSource):
     @property
     def probability(self) -> Fraction:
         """The exact probability of the path taken so far."""
-        return self._probability / self._uniform_denominator
+        product = self._probability if self._num == self._den else Fraction(self._num, self._den) * self._probability
+        return product / self._uniform_denominator
 
     def _choose(self, options: int, probs: Sequence[tuple[Any, Fraction]] | None = None, extra: Any = None) -> int:
         if self.halted is not None:
@@ -170,20 +190,30 @@ class BranchingSource(RandomSource):
 
     def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
         """One of ``outcomes`` (value, probability); zero-probability values are never taken."""
-        cached = _LIVE.get(id(outcomes)) if type(outcomes) is tuple else None
-        if cached is not None and cached[0] is outcomes:
-            live = cached[1]
-        else:
-            live = [(v, p) for v, p in outcomes if p != 0]
-            if type(outcomes) is tuple and len(outcomes) > 16:
-                if len(_LIVE) > 64:
-                    _LIVE.clear()
-                _LIVE[id(outcomes)] = (outcomes, live)
+        live = _PREFILTERED.get(id(outcomes))
+        if live is not outcomes:
+            cached = _LIVE.get(id(outcomes)) if type(outcomes) is tuple else None
+            if cached is not None and cached[0] is outcomes:
+                live = cached[1]
+            else:
+                live = [(v, p) for v, p in outcomes if p != 0]
+                if type(outcomes) is tuple and len(outcomes) > 16:
+                    if len(_LIVE) > 64:
+                        _LIVE.clear()
+                    _LIVE[id(outcomes)] = (outcomes, live)
         if not live:
             raise ValueError("branch() needs at least one outcome with positive probability")
         value, p = live[self._choose(len(live), live, ("branch", live))]
         if self.track_probability:
-            self._probability *= p
+            if type(p) is Fraction:  # kept as two ints, reduced only when they grow large: no gcd at every choice
+                self._num *= p.numerator
+                self._den *= p.denominator
+                if self._den > self._reduce_at:
+                    g = math.gcd(self._num, self._den)
+                    self._num, self._den = self._num // g, self._den // g
+                    self._reduce_at = self._den << _REDUCE_BITS
+            else:  # a symbolic probability (a polynomial of the universal exploration)
+                self._probability *= p
         return value
 
     def branch_uniform(self, n: int) -> int:
