@@ -83,7 +83,7 @@ CLAIM_FORKS = 2
 LAW_FORKS = 2
 # sub-boxes privacy.tight may examine on one side of such a fork: the region holds points of the other side too, where
 # the rounding analysis may find no bound (a divisor that underflows to 0 where p* < 2**-1000)
-FORK_TIGHT_BOXES = 8
+FORK_TIGHT_BOXES = 4
 _STOP_AFTER_FAILING_BASES = 3  # a clause failing on this many bases: the rest are not explored (the witness is found)
 
 
