@@ -129,6 +129,19 @@ def test_a_precondition_that_differs_from_the_spec_along_the_joint_boundary_is_n
     assert any(box.contains({"f": 0.5, "p": 0.25, "q": 0.75}) for box in pre.proved)  # far from it, the same
 
 
+def test_a_forked_region_whose_other_side_the_run_budget_cut_is_not_proved():
+    # at 89 runs the budget ends the pass between the two sides of a forked boundary region: the side explored proves
+    # the law, the other is unexplored, so nothing is proved where the two overlap
+    from vetdp.engine.universal import _overlap
+
+    spec = _spec()
+    ctor = spec.load_constructor()
+    law = explore_spec(spec, lambda p: spec.build(ctor, p), region_budget=89).clauses["function.law"]
+    spent = [box for box, why in law.open if "budget" in why]
+    assert spent and law.proved
+    assert not [box for box in law.proved for cut in spent if _overlap(box, cut)]
+
+
 def test_rappor_precondition_regions_follow_the_specs_joint_condition():
     report = _explore()
     pre = report.clauses["precondition.regions"]

@@ -1197,7 +1197,17 @@ def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], An
         else:
             _judge_leaf(judge, spec, build, fixed, leaf, region_budget, bisections)
     for origin, family in forked.items():
-        _judge_forks(report, judge, spec, build, fixed, origin, family, region_budget, bisections)
+        cut = [why for box, why in unexplored if _overlap(box, origin)]  # a side the run budget left unexplored
+        _judge_forks(report, judge, spec, build, fixed, origin, family, region_budget, bisections, cut)
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    """Whether two regions may share a point: their intervals meet and no order of one is the other's reversed."""
+    for one, other in ((a, b), (b, a)):
+        for x, y, strict in one.orders:
+            if (y, x, True) in other.orders or (strict and (y, x, False) in other.orders):
+                return False
+    return all(float_key(lo) <= float_key(b[n][1]) and float_key(b[n][0]) <= float_key(hi) for n, lo, hi in a.ranges)
 
 
 def _judge_leaf(judge: _Judge, spec: Any, build: Callable[[dict], Any], fixed: dict, leaf: Leaf, region_budget: int,
@@ -1232,12 +1242,15 @@ def _judge_leaf(judge: _Judge, spec: Any, build: Callable[[dict], Any], fixed: d
 
 
 def _judge_forks(report: UniversalReport, judge: _Judge, spec: Any, build: Callable[[dict], Any], fixed: dict,
-                 origin: Box, family: list[Leaf], region_budget: int, bisections: int | None) -> None:
+                 origin: Box, family: list[Leaf], region_budget: int, bisections: int | None,
+                 cut: list[str] = ()) -> None:
     """Every clause on a region the law pass forked (a joint comparison still crossing it after its halvings, run
     once per answer): each fork is judged on its own, and a clause is proved on the region when it is proved on
     every fork with nothing open or failing there (every point of the region follows one fork; a fork where the
     code refuses, and the spec's precondition with it, has no law to prove). Anything else is open, never failed
-    (a fork may be taken at no point): its witnesses go to the sampled search, which checks them concretely."""
+    (a fork may be taken at no point): its witnesses go to the sampled search, which checks them concretely. The
+    region is recorded once per clause (the sides' own regions overlap); ``cut``: why a part of it went unexplored
+    on some side (then nothing is proved on it)."""
     said = sorted({f"{what} assumed {answer}" for leaf in family for what, answer in leaf.assumed})
     subs = []
     for leaf in family:
@@ -1252,9 +1265,10 @@ def _judge_forks(report: UniversalReport, judge: _Judge, spec: Any, build: Calla
         cov = report.clauses[c]
         trouble = [(leaf, why) for leaf, sub in subs for _, why in sub.clauses[c].open]
         trouble += [(leaf, f"fails on that side: {why}") for leaf, sub in subs for _, _, why in sub.clauses[c].failed]
-        proved = [box for _, sub in subs for box in sub.clauses[c].proved]
+        trouble += [(family[0], f"part of the region went unexplored: {why}") for why in cut]
         if not trouble:
-            cov.proved.extend(dict.fromkeys(proved))  # each region once, whichever forks proved it
+            if any(sub.clauses[c].proved for _, sub in subs):  # nothing to prove where every side refuses
+                cov.proved.append(origin)
             continue
         leaf, why = trouble[0]
         side = "; ".join(f"{what} assumed {answer}" for what, answer in leaf.assumed)
