@@ -362,16 +362,7 @@ def _tree_interval(tree: tuple, ranges: Mapping[Expr, Any], ctx: Any, box: Box |
     if kind == "add":
         total = _interval_sum(ctx, parts)
         difference = _tree_difference(tree) if box is not None else None
-        if difference is not None:
-            least = _ordered_difference(*difference, box)
-            if least is not None:
-                least = (ctx.mpf(least.numerator) / least.denominator).a
-                total = ctx.mpf([total.a if total.a > least else least, total.b]) if total.b >= least else total
-            most = _ordered_difference(*reversed(difference), box)  # b − a >= least: a − b <= −least
-            if most is not None:
-                most = -(ctx.mpf(most.numerator) / most.denominator).a
-                total = ctx.mpf([total.a, total.b if total.b < most else most]) if total.a <= most else total
-        return total
+        return total if difference is None else _ordered(ctx, total, *difference, box)
     product = ctx.mpf(1)
     for p in parts:
         product *= p
@@ -546,11 +537,8 @@ def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, bo
         if ideal in ("add", "sub"):
             v2 = v2 if ideal == "add" else -v2
             value, spread = v1 + v2, e1 + e2
-            least = _least_difference(t, box) if ideal == "sub" else None
-            if least is not None:  # a − b with b <= a (b < a) by the region's orders
-                least = (ctx.mpf(least.numerator) / least.denominator).a
-                if value.b >= least:
-                    value = ctx.mpf([value.a if value.a > least else least, value.b])
+            if ideal == "sub":
+                value = _ordered(ctx, value, *t.args, box)
             rel = _sum_relative(ctx, v1, r1, v2, r2)
             floor = a1 + a2
         elif ideal == "mul":
@@ -622,15 +610,25 @@ def _relative(ctx: Any, rel: Any, floor: Any) -> tuple[Any, Any]:
     return (None, ctx.mpf(0)) if rel is None else (ctx.mpf(rel.b), ctx.mpf(floor.b))
 
 
-def _least_difference(t: Op, box: Box) -> Fraction | None:
-    """A lower bound of a − b (``t``) for two parameters the region's orders keep b < a (or b <= a), None if they do
-    not: a float b below a is at most the float just below a, so a − b >= a − pred(a) >= lo − pred(lo) for the
-    least value lo of a (the spacing of floats grows with their magnitude above 0 and is 2⁻¹⁰⁷⁴ at 0)."""
-    return _ordered_difference(*t.args, box)
+def _ordered(ctx: Any, interval: Any, a: Expr, b: Expr, box: Box) -> Any:
+    """``interval``, an enclosure of a − b, narrowed by the region's orders between a and b (either way)."""
+    least = _least_difference(a, b, box)
+    if least is not None:
+        least = (ctx.mpf(least.numerator) / least.denominator).a
+        if interval.b >= least:
+            interval = ctx.mpf([interval.a if interval.a > least else least, interval.b])
+    most = _least_difference(b, a, box)  # b − a >= most: a − b <= −most
+    if most is not None:
+        most = -(ctx.mpf(most.numerator) / most.denominator).a
+        if interval.a <= most:
+            interval = ctx.mpf([interval.a, interval.b if interval.b < most else most])
+    return interval
 
 
-def _ordered_difference(a: Expr, b: Expr, box: Box) -> Fraction | None:
-    """:func:`_least_difference` of a − b."""
+def _least_difference(a: Expr, b: Expr, box: Box) -> Fraction | None:
+    """A lower bound of a − b for two parameters the region's orders keep b < a (or b <= a), None if they do not: a
+    float b below a is at most the float just below a, so a − b >= a − pred(a) >= lo − pred(lo) for the least value
+    lo of a (the spacing of floats grows with their magnitude above 0 and is 2⁻¹⁰⁷⁴ at 0)."""
     if not (isinstance(a, Var) and isinstance(b, Var)):
         return None
     if box.implies(b.name, a.name, strict=True):
