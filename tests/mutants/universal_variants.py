@@ -204,6 +204,22 @@ def rappor_loose_band(input_domain, input_metric, f, p, q, constant_time=False):
                                m.privacy_map(d))
 
 
+RAPPOR_LOOSE_FLOOR = 2.0**-990  # rappor_loose_floor's band: p below it, along the joint boundary p* = 2**-1000
+
+
+def rappor_loose_floor(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect (privacy.tight): for p < RAPPOR_LOOSE_FLOOR the map claims ε₁·(1 + 2**-20), sound but loose, on the
+    regions the joint boundary p* = 2**-1000 crosses among others."""
+    import dataclasses
+
+    from vetdp.impl.rappor import make_rappor_report
+
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    loose = p < RAPPOR_LOOSE_FLOOR
+    return dataclasses.replace(m, privacy_map=lambda d: m.privacy_map(d) * (1.0 + 2.0**-20) if loose else
+                               m.privacy_map(d))
+
+
 RAPPOR_STRICT_FLOOR = 2**-999  # rappor_strict_floor's least p*, twice the spec's 2**-1000
 
 

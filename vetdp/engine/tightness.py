@@ -44,7 +44,7 @@ from vetdp.engine.polynomial import ProbPoly, poly_value
 from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_from_key, float_key
 from vetdp.engine.universal import _range_of, _zero  # universal imports this module where it judges
 
-__all__ = ["TightOutcome", "decide_tight", "TIGHT_BOXES"]
+__all__ = ["TightOutcome", "decide_tight", "enclosure", "TIGHT_BOXES"]
 
 TIGHT_BOXES = 512  # sub-boxes one region's tightness proof may examine (work, never seconds)
 _ULPS = 2  # units in the last place one rounded operation may add (basic operations and ln round by <= 1)
@@ -65,10 +65,13 @@ class TightOutcome:
 
 
 def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict], Any], box: Box,
-                 budget: int = TIGHT_BOXES) -> TightOutcome:
+                 budget: int = TIGHT_BOXES, assumed: Mapping[Any, bool] | None = None) -> TightOutcome:
     """Decide map <= L·(1 + 2⁻³⁰) + 2⁻⁴⁰ on ``box``: ``claim`` is the map's value (a SymFloat over the region, or a
     float), ``laws`` the reference law by frozen input (probabilities as polynomials), ``pairs_at(point)`` the
-    neighbouring pairs at a parameter point (None: every ordered pair)."""
+    neighbouring pairs at a parameter point (None: every ordered pair). ``assumed``: a fork side's answers of
+    comparisons by their keys (:func:`~vetdp.engine.symbolic.explore_regions`); the proof then speaks only for the
+    points of ``box`` that answer so, and a probability compared with a number bounds the subterms equal to it."""
+    bounds = assumed_bounds(assumed or {})
     plain = isinstance(claim, (int, float)) and not isinstance(claim, bool)
     term = claim.term if isinstance(claim, SymFloat) else Const(float(claim)) if plain else None
     if term is None:
@@ -109,7 +112,7 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
             return out
         part = queue.pop(0)
         out.boxes += 1
-        undecided = identity.decide(part)
+        undecided = identity.decide(part, bounds)
         if undecided is None:
             continue
         formula_why = undecided
@@ -123,6 +126,24 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
         queue.extend(part.split(name, _cut(*part[name])))
     out.proved = True
     return out
+
+
+def enclosure(t: Expr, box: Box, pinned: Mapping[str, float] | None = None) -> tuple[Fraction, Fraction] | None:
+    """Exact bounds of the float the code computes for ``t`` at every point of ``box`` (the parameters in
+    ``pinned`` at their given value): the rounding analysis's ideal interval widened by its error bound e, under its
+    model of at most _ULPS units in the last place per operation; None where it gives no bound (an operation it does
+    not model, a logarithm's argument or a divisor that may reach 0, an overflow)."""
+    ctx = _iv()
+    pinned = pinned or {}
+    ranges = {Var(n): ctx.mpf([pinned[n], pinned[n]] if n in pinned else list(box[n])) for n in t.variables()}
+    analysed = _analyse(t, ranges, ctx, under_log=False, box=box, split=False)
+    if isinstance(analysed, str):
+        return None
+    from mpmath.libmp import to_rational
+
+    value, error, _, _ = analysed
+    lo, hi = (value.a - error.b)._mpi_[0], (value.b + error.b)._mpi_[1]  # the outward ends, exactly
+    return tuple(Fraction(*to_rational(x)) for x in (lo, hi))
 
 
 def _cut(lo: float, hi: float) -> float:
@@ -255,11 +276,14 @@ class _Identity:
             slopes = {atom_of[g]: [_tree(d, atom_of) for d in (sympy.expand(sympy.diff(f, g)),
                                                                  sympy.horner(sympy.diff(f, g), wrt=g))]
                       for g in gens}
-            out.append(_Factor([_tree(form, atom_of) for form in forms], int(e), slopes))
+            poly = {_monomial((atom_of[g], k) for g, k in zip(gens, powers, strict=True)): Fraction(int(c.p), int(c.q))
+                    for powers, c in sympy.Poly(f, *gens).terms()}
+            out.append(_Factor([_tree(form, atom_of) for form in forms], int(e), slopes, poly))
         return Fraction(int(c.p), int(c.q)), out
 
-    def decide(self, box: Box) -> str | None:
-        """None when the map is tight for every value of ``box``; else why not decided there."""
+    def decide(self, box: Box, bounds: Bounds = ()) -> str | None:
+        """None when the map is tight for every value of ``box`` (that answers as ``bounds`` assume); else why not
+        decided there."""
         ctx = _iv()
         ranges: dict[Expr, Any] = {}
         spans: dict[Expr, tuple[float, float]] = {}
@@ -270,13 +294,15 @@ class _Identity:
             ranges[atom], spans[atom] = ctx.mpf([span[0], span[1]]), span
         for prob, factors in ((self.p, self.p_factors), (self.q, self.q_factors)):
             lo = _poly_interval(prob, ranges, ctx, self.splits_logs)
+            if lo is not None and isinstance(prob, ProbPoly):
+                lo = _bounded(ctx, lo, prob.expanded(), bounds)
             if (lo is None or not lo.a > 0) and not (factors is not None
-                                                     and _factors_positive(factors, ranges, spans, ctx, box)):
+                                                     and _factors_positive(factors, ranges, spans, ctx, box, bounds)):
                 return f"a probability of the worst pair (or a factor of it) is not positive on {box.describe()}"
         for atom, r in ranges.items():
             if self.splits_logs and not r.a > 0:
                 return f"the probability {atom} is not positive on {box.describe()}"
-        analysed = _analyse(self.term, ranges, ctx, under_log=False, box=box, split=self.splits_logs)
+        analysed = _analyse(self.term, ranges, ctx, under_log=False, box=box, split=self.splits_logs, bounds=bounds)
         if isinstance(analysed, str):
             return analysed
         value, error, rel, floor = analysed
@@ -377,17 +403,19 @@ class _Factor:
     forms: list[tuple]
     exponent: int
     slopes: dict[Expr, list[tuple]]
+    poly: dict[tuple[tuple[Expr, int], ...], Fraction]  # f expanded, in the form of ProbPoly.expanded
 
 
 def _factors_positive(factored: tuple[Fraction, list[_Factor]], ranges: Mapping[Expr, Any],
-                      spans: Mapping[Expr, tuple[float, float]], ctx: Any, box: Box) -> bool:
+                      spans: Mapping[Expr, tuple[float, float]], ctx: Any, box: Box, bounds: Bounds = ()) -> bool:
     """Whether c·Π fᵢ^eᵢ is positive on the ranges: each factor's sign is fixed (by a form whose interval excludes 0,
-    or by its exact values at the corners where it is least and largest, when each slope has one sign), and the signs
-    multiply to +."""
+    by an assumed bound of it, or by its exact values at the corners where it is least and largest, when each slope
+    has one sign), and the signs multiply to +."""
     c, factors = factored
     sign = 1 if c > 0 else -1
     for factor in factors:
-        factor_sign = _interval_sign(factor.forms, ranges, ctx, box) or _corner_sign(factor, ranges, spans, ctx, box)
+        factor_sign = (_interval_sign(factor.forms, ranges, ctx, box) or _assumed_sign(factor.poly, bounds)
+                       or _corner_sign(factor, ranges, spans, ctx, box))
         if factor_sign is None:
             return False
         sign *= factor_sign if factor.exponent % 2 else 1
@@ -492,24 +520,25 @@ def _rounding(ctx: Any, magnitude: Any) -> Any:
 _ANALYSED: dict[tuple, Any] = {}  # bases that share subterms (long bit vectors: one per length) share their analyses
 
 
-def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box, split: bool = True
-             ) -> tuple[Any, Any, Any, Any] | str:
+def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box, split: bool = True,
+             bounds: Bounds = ()) -> tuple[Any, Any, Any, Any] | str:
     """(V, e, r, a): V holds the ideal value of ``t`` (atoms exact) on the sub-box, e.b bounds |computed − ideal|, and
     r (None: unknown) and a bound it by r·|ideal| + a (relative bounds carry a logarithm's argument across many
     binades; a is what underflow adds); or why the analysis cannot bound it there. Remembered by the term, the
     sub-box, the atoms ranged (their ranges are functions of the sub-box) and the rounding model (_ULPS, the
     precision). ``split``: the formula was proved by expand_log, so a product or quotient under a logarithm must have
-    positive factors."""
-    key = (t, under_log, box, frozenset(ranges), _ULPS, ctx.prec, split)
+    positive factors. ``bounds``: a fork side's assumed bounds of probabilities (V of a subterm equal to one is
+    narrowed by it)."""
+    key = (t, under_log, box, frozenset(ranges), _ULPS, ctx.prec, split, bounds)
     if key not in _ANALYSED:
         if len(_ANALYSED) > 100_000:
             _ANALYSED.clear()
-        _ANALYSED[key] = _analysed(t, ranges, ctx, under_log, box, split)
+        _ANALYSED[key] = _analysed(t, ranges, ctx, under_log, box, split, bounds)
     return _ANALYSED[key]
 
 
-def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box, split: bool
-              ) -> tuple[Any, Any, Any, Any] | str:
+def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box, split: bool,
+              bounds: Bounds) -> tuple[Any, Any, Any, Any] | str:
     zero = ctx.mpf(0)
     if t in ranges:
         return ranges[t], zero, zero, zero
@@ -521,7 +550,7 @@ def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, bo
     ideal = t.info.ideal
     factors = ideal in ("mul", "div")
     # expand_log splits products and quotients under a logarithm: their factors must be positive
-    parts = [_analyse(a, ranges, ctx, split and (ideal == "ln" or (under_log and factors)), box, split)
+    parts = [_analyse(a, ranges, ctx, split and (ideal == "ln" or (under_log and factors)), box, split, bounds)
              for a in t.args]
     for p in parts:
         if isinstance(p, str):
@@ -585,6 +614,10 @@ def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, bo
             rel = ctx.exp(e1) - 1
     else:
         return f"the operation {t.info.name} is not modelled"
+    if bounds and ideal in ("add", "sub", "mul", "div"):
+        poly = _term_poly(t, frozenset(ranges))
+        if poly is not None:
+            value = _bounded(ctx, value, poly, bounds)
     smallest = zero if value.a <= 0 <= value.b else ctx.absmin(value)
     if rel is not None:
         spread = ctx.mpf(min(spread.b, (rel * _mag(ctx, value) + floor).b))
@@ -603,6 +636,122 @@ def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, bo
     step = _ULPS * ctx.mpf(2) ** -52  # |fl(x) − x| <= step·|x| (+ the underflow), |x| <= (1 + rel)·|ideal| + floor
     floor = floor * (1 + step) + (0 if ideal in ("add", "sub") else _ULPS * ctx.mpf(2) ** -1074)
     return value, rounded, *_relative(ctx, rel + step * (1 + rel), floor)
+
+
+Bounds = tuple  # ((polynomial items, least or None, largest or None), ...): see assumed_bounds
+
+
+def assumed_bounds(assumed: Mapping[Any, bool]) -> Bounds:
+    """A fork side's assumed answers of comparisons of a probability (a polynomial in the code's float terms) with a
+    number, as bounds of that polynomial: ``("polynomial", "lt", items, c)`` answered False is P >= c. Other keys
+    (comparisons of two float terms) bound nothing here."""
+    out = []
+    for key, answer in assumed.items():
+        if not (isinstance(key, tuple) and len(key) == 4 and key[0] == "polynomial"):
+            continue
+        _, name, items, c = key
+        below = name in ("lt", "le") if answer else name in ("gt", "ge")  # P < c or P <= c
+        above = name in ("gt", "ge") if answer else name in ("lt", "le")
+        if name == "eq" and answer:
+            below = above = True
+        if below or above:
+            out.append((items, c if above else None, c if below else None))
+    return tuple(sorted(out, key=repr))
+
+
+def _bounded(ctx: Any, interval: Any, poly: Mapping[tuple, Fraction], bounds: Bounds) -> Any:
+    """``interval`` (an enclosure of the polynomial ``poly``) narrowed by the assumed bounds of any polynomial that
+    ``poly`` is a nonzero multiple k of (k·c bounds it, the side flipped for k < 0)."""
+    for items, least, largest in bounds:
+        k = _multiple(poly, dict(items))
+        if k is None:
+            continue
+        lo, hi = (least, largest) if k > 0 else (largest, least)
+        if lo is not None:
+            lo = (ctx.mpf((k * lo).numerator) / (k * lo).denominator).a
+            if interval.b >= lo:
+                interval = ctx.mpf([interval.a if interval.a > lo else lo, interval.b])
+        if hi is not None:
+            hi = (ctx.mpf((k * hi).numerator) / (k * hi).denominator).b
+            if interval.a <= hi:
+                interval = ctx.mpf([interval.a, interval.b if interval.b < hi else hi])
+    return interval
+
+
+def _assumed_sign(poly: Mapping[tuple, Fraction], bounds: Bounds) -> int | None:
+    """+1 or −1 when an assumed bound puts the polynomial above or below 0, else None."""
+    for items, least, largest in bounds:
+        k = _multiple(poly, dict(items))
+        if k is None:
+            continue
+        lo, hi = (least, largest) if k > 0 else (largest, least)
+        lo, hi = (None if x is None else k * x for x in (lo, hi))
+        if lo is not None and lo > 0:
+            return 1
+        if hi is not None and hi < 0:
+            return -1
+    return None
+
+
+def _multiple(poly: Mapping[tuple, Fraction], other: Mapping[tuple, Fraction]) -> Fraction | None:
+    """k with poly = k·other (both expanded, k != 0), or None."""
+    if not other or poly.keys() != other.keys():
+        return None
+    m = next(iter(other))
+    k = Fraction(poly[m]) / other[m]
+    return k if k != 0 and all(poly[x] == k * other[x] for x in other) else None
+
+
+def _monomial(powers: Any) -> tuple[tuple[Expr, int], ...]:
+    """A monomial in the form of ProbPoly.expanded: (atom, power) sorted by the atom's text, powers > 0."""
+    return tuple(sorted(((a, int(e)) for a, e in powers if e), key=lambda ae: str(ae[0])))
+
+
+def _term_poly(t: Expr, atoms: frozenset) -> dict[tuple, Fraction] | None:
+    """The ideal value of ``t`` (every operation exact, ``atoms`` as variables) as an expanded polynomial, when it is
+    one (sums, differences and products of atoms and constants, quotients by constants); else None."""
+    key = (t, atoms)
+    if key not in _TERM_POLYS:
+        if len(_TERM_POLYS) > 100_000:
+            _TERM_POLYS.clear()
+        _TERM_POLYS[key] = _term_poly_uncached(t, atoms)
+    return _TERM_POLYS[key]
+
+
+_TERM_POLYS: dict[tuple, dict | None] = {}
+
+
+def _term_poly_uncached(t: Expr, atoms: frozenset) -> dict[tuple, Fraction] | None:
+    if t in atoms:
+        return {((t, 1),): Fraction(1)}
+    if isinstance(t, Const):
+        v = Fraction(t.value)
+        return {(): v} if v else {}
+    if not isinstance(t, Op) or t.info.ideal not in ("add", "sub", "mul", "div"):
+        return None
+    a, b = (_term_poly(x, atoms) for x in t.args)
+    if a is None or b is None:
+        return None
+    ideal = t.info.ideal
+    if ideal == "div":
+        if set(b) - {()} or not b.get((), 0):
+            return None
+        return {m: c / b[()] for m, c in a.items()}
+    out: dict[tuple, Fraction] = {}
+    if ideal in ("add", "sub"):
+        for m, c in a.items():
+            out[m] = out.get(m, Fraction(0)) + c
+        for m, c in b.items():
+            out[m] = out.get(m, Fraction(0)) + (c if ideal == "add" else -c)
+    else:
+        for ma, ca in a.items():
+            for mb, cb in b.items():
+                powers: dict[Expr, int] = dict(ma)
+                for x, e in mb:
+                    powers[x] = powers.get(x, 0) + e
+                m = _monomial(powers.items())
+                out[m] = out.get(m, Fraction(0)) + ca * cb
+    return {m: c for m, c in out.items() if c}
 
 
 def _relative(ctx: Any, rel: Any, floor: Any) -> tuple[Any, Any]:

@@ -633,11 +633,13 @@ class _Judge:
     """Turns one base's leaves into the clauses' coverage."""
 
     def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]],
-                 accepts: Callable[[dict], bool] | None = None, tight_budget: int | None = None):
+                 accepts: Callable[[dict], bool] | None = None, tight_budget: int | None = None,
+                 assumed: Mapping[Any, bool] | None = None):
         from vetdp.engine.tightness import TIGHT_BOXES
 
         self.report, self.fixed, self.valid, self.accepts = report, fixed, valid, accepts
         self.tight_budget = TIGHT_BOXES if tight_budget is None else tight_budget  # sub-boxes per region
+        self.assumed = dict(assumed or {})  # a fork side's assumed answers: its verdicts speak for its points only
 
     def witness(self, env: Mapping[str, float]) -> dict:
         """A parameter set where a clause fails (checked concretely by the sampled search)."""
@@ -912,11 +914,12 @@ class _Judge:
         def pairs_at(env: dict) -> Any:
             return pairs_within(spec, {**self.fixed, **env}, list(law.reference), spec.d_in)
 
-        outcome = decide_tight(claim, law.reference, pairs_at, box, self.tight_budget)
+        outcome = decide_tight(claim, law.reference, pairs_at, box, self.tight_budget, self.assumed)
         if outcome.proved or outcome.witness is not None or box.size() == 1:
             return outcome
         for p, q in _tying_pairs(law.reference, pairs_at, box.point(), claim):
-            alone = decide_tight(claim, {0: {0: p}, 1: {0: q}}, lambda env: [(0, 1)], box, self.tight_budget)
+            alone = decide_tight(claim, {0: {0: p}, 1: {0: q}}, lambda env: [(0, 1)], box, self.tight_budget,
+                                 self.assumed)
             if alone.proved:  # its failures are not failures: that pair's loss may be below the worst one's
                 return alone
         return outcome
@@ -941,7 +944,7 @@ class _Judge:
                   for b in (False, True) for y in law.reference[b] if poly_value(law.reference[not b][y], env) > 0]
         _, b, y = max(ratios, key=lambda r: r[0])
         farthest = {0: {0: law.reference[b][y] ** far}, 1: {0: law.reference[not b][y] ** far}}
-        outcome = decide_tight(claim, farthest, lambda env: [(0, 1)], box, self.tight_budget)
+        outcome = decide_tight(claim, farthest, lambda env: [(0, 1)], box, self.tight_budget, self.assumed)
         if outcome.proved:
             return outcome
         if outcome.witness is not None:
@@ -1255,7 +1258,7 @@ def _judge_forks(report: UniversalReport, judge: _Judge, spec: Any, build: Calla
     subs = []
     for leaf in family:
         sub = UniversalReport(report.spec, report.floats)
-        sides = _Judge(sub, judge.fixed, judge.valid, judge.accepts, FORK_TIGHT_BOXES)
+        sides = _Judge(sub, judge.fixed, judge.valid, judge.accepts, FORK_TIGHT_BOXES, dict(leaf.assumed_keys))
         _judge_leaf(sides, spec, build, fixed, leaf, region_budget, bisections)
         subs.append((leaf, sub))
         # a fork's witness is checked concretely, not trusted: where the spec's precondition accepts it
