@@ -186,6 +186,7 @@ def test_privacy_where_the_grid_laws_do_not_reach_delta_still_gives_the_certifie
     assert doc["quantile"] is None and "no ε <= 700" in doc["quantile_not_computed"]
 
 
+@pytest.mark.slow  # over ~14 s: run by .ci/run (-m slow --deep)
 def test_privacy_beyond_every_certified_method_says_so_in_one_line(tmp_path):
     # k = 12, m = 1000: the grid laws do not reach δ even at r_cap = 2^40 and the chains' first pass does not fit a
     # budget of 10^6 multiply-adds; the command exits 2 naming both limits and the option that raises the second

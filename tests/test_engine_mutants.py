@@ -37,7 +37,8 @@ ESTIMATOR_MUTANTS = [
 CFG = RunConfig(strict_messages=False, impl_ref="tests.mutants", max_examples=8)  # pinned edges + 8 drawn
 
 
-SLOW_MUTANTS = {"no_length_check"}  # ~40 s each: the default suite skips them, .ci/run runs them (-m slow --deep)
+# 17 to 40 s each: the default suite skips them, .ci/run runs them (-m slow --deep)
+SLOW_MUTANTS = {"no_length_check", "domain_unchecked", "naive_round_to_nearest_map"}
 
 
 @pytest.mark.parametrize("spec_name,mutant,clause", [
@@ -64,7 +65,8 @@ def test_estimator_mutant_is_rejected(spec_name, mutant, clause):
 
 
 @pytest.mark.parametrize("spec_name", ["randomized_response", "randomized_response_bool",
-                                       "randomized_response_bitvec", "k_rappor"])
+                                       "randomized_response_bitvec",
+                                       pytest.param("k_rappor", marks=pytest.mark.slow)])  # ~15 s
 def test_our_constructor_passes_the_same_strictness(spec_name):
     spec = find_spec(spec_name)
     results = list(check_measurement_spec(spec, ctor=spec.load_constructor(), cfg=CFG))

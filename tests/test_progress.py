@@ -165,6 +165,7 @@ def test_usage_errors_print_no_progress(argv):
     assert res.exit_code == 2 and not any(LINE.match(line) for line in res.stderr.splitlines())
 
 
+@pytest.mark.slow  # over ~14 s: run by .ci/run (-m slow --deep)
 def test_check_cli_in_a_log_prints_a_line_per_stage_and_spec_only():
     """Issue 24: `vetdp check` printed nothing until the end when its output was piped or logged; it now prints a
     line per stage and per spec (not per parameter set: a gate's log stays short), and stdout is the report."""

@@ -117,6 +117,7 @@ def test_the_hand_listed_obligations_field_is_refused_saying_it_is_derived(tree)
     assert res.exit_code == 2
 
 
+@pytest.mark.slow  # over ~14 s: run by .ci/run (-m slow --deep)
 def test_a_proof_relying_on_nothing_is_a_warning_never_a_silent_pass():
     pin = Pinning()
     st = pin.status("rappor_decoding")  # post-processing: no constant, no lemma

@@ -109,6 +109,7 @@ def test_enabled_outside_any_project_is_a_usage_error(tmp_path):
     assert r.returncode == 4 and "[tool.vetdp]" in r.stderr + r.stdout
 
 
+@pytest.mark.slow  # over ~14 s: run by .ci/run (-m slow --deep)
 def test_xdist_runs_the_items_on_two_workers_with_the_same_verdicts(buggy):
     pytest.importorskip("xdist")  # installed by the test extra
     serial = pytest_in(buggy, "-q", "-k", "estimate_oue_counts")

@@ -156,8 +156,13 @@ MUTANT_REPRESENTATIVES = ["missing_t_minus_1", "accepts_prob_below_one_over_t", 
                           "ignores_constant_time", "randomness_outside_primitives", "debias_rr_uses_one_over_t"]
 
 
-@pytest.mark.parametrize("spec_name,mutant,clause", [m for m in MUTANTS if m[1].__name__ in MUTANT_REPRESENTATIVES],
-                         ids=lambda x: getattr(x, "__name__", None))
+SLOW_REPRESENTATIVES = {"domain_unchecked", "ignores_constant_time"}  # 15 to 25 s each: run by .ci/run (-m slow)
+
+
+@pytest.mark.parametrize("spec_name,mutant,clause", [
+    pytest.param(*m, id=f"{m[0]}-{m[1].__name__}-{m[2]}",
+                 marks=[pytest.mark.slow] if m[1].__name__ in SLOW_REPRESENTATIVES else [])
+    for m in MUTANTS if m[1].__name__ in MUTANT_REPRESENTATIVES])
 def test_mutant_reproduction_reproduces(spec_name, mutant, clause):
     r = mutant_result(spec_name, mutant, clause)
     assert printed_argv(r["repro"])[:4] == ("verify", spec_name, "--impl", _ref(mutant))

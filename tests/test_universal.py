@@ -323,6 +323,7 @@ def _doubled_bitvec(input_domain, input_metric, f, constant_time=False):
     return dataclasses.replace(m, privacy_map=lambda d: 2.0 * m.privacy_map(d))
 
 
+@pytest.mark.slow  # over ~14 s: run by .ci/run (-m slow --deep)
 def test_long_bit_vectors_are_proved_tight_from_the_farthest_listed_pair_and_a_doubled_map_is_not():
     bases = [{"k": 65, "m": 66, "constant_time": False}, {"k": 65, "m": 1, "constant_time": False}]
     spec = _spec("randomized_response_bitvec", bases)

@@ -274,7 +274,8 @@ def test_the_pinned_correctly_rounded_k_rappor_flips_with_another_q_than_vetdps(
     assert lo <= q < Fraction(k_rappor_flip_probability(0.1, 7))
 
 
-SLOW_SOUND = {"flip_by_coin_of_f_and_fair_coin-pinned-k8"}  # ~28 s: skipped by default, run by .ci/run (-m slow)
+# 23 to 28 s each: skipped by default, run by .ci/run (-m slow)
+SLOW_SOUND = {"flip_by_coin_of_f_and_fair_coin-pinned-k8", "lie_by_resampling"}
 
 
 @pytest.mark.parametrize("spec_name,variant,params", [
