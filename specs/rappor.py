@@ -18,7 +18,8 @@ h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 w
 k = 3; f at 0, the float edges, subnormals n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0,
 q at 1, q = the float after p, and the p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1).
 Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
-time); the joint precondition is ``accepted``; the constant is ε₁ (2h <= k: one weight pair). n reports: k = 1, h = 1,
+time, and k = 1, h = 1 where 2h > k); the joint precondition is ``accepted``; the constant is ε₁ (2h <= k: one
+weight pair; 2h > k: the larger of two, compared as the code compares them). n reports: k = 1, h = 1,
 2 reports (with --deep k = 2 with 2 reports, k = 1 with 3), the constant ε∞.
 Proof: proofs/rappor.md
 """
@@ -189,20 +190,26 @@ def edges(p) -> list[str]:
 
 
 def universal_bases(deep: bool) -> list[dict]:
-    """(k, h) with 2h <= k (one (a, b) weight pair: the map is one term), f, p, q symbolic: k = 2 with h = 1 (about
-    1.7 s of CPU); with ``deep`` also k = 3 (h = 1), k = 4 (h = 2) and constant_time."""
+    """f, p, q symbolic on k = 2 with h = 1 (2h <= k: one (a, b) weight pair, the map is one term; about 3 s of
+    CPU); with ``deep`` also k = 3 (h = 1), k = 4 (h = 2), constant_time, and k = 1 with h = 1 (2h > k: the map is
+    the larger of the two weightings' ε₁, compared along p + q = 1; about 17 s of CPU)."""
     small = [(2, 1)]
-    more = [(3, 1), (4, 2)] if deep else []
+    more = [(3, 1), (4, 2), (1, 1)] if deep else []
     return ([{"k": k, "m": m, "constant_time": False} for k, m in small + more]
             + ([{"k": 2, "m": 1, "constant_time": True}] if deep else []))
 
 
 def universal_constant(p) -> PrivacyConstant:
-    """ε₁ of the reference law for 2h <= k: a·ln(q*/p*) + b·ln((1 − p*)/(1 − q*)) rounded up with a = b = min(h, k),
-    r = rappor_flip_probability(f) (obligations rappor.* of proofs/rappor.md)."""
-    (a, b), = rappor_report_loss_weights(p["m"], p["k"])
-    return PrivacyConstant(RAPPOR_EPSILON_ONE, {"r": rappor_flip_probability(p["f"]), "p": p["p"], "q": p["q"],
-                                                "a": a, "b": b})
+    """ε₁ of the reference law: a·ln(q*/p*) + b·ln((1 − p*)/(1 − q*)) rounded up, r = rappor_flip_probability(f)
+    (obligations rappor.* of proofs/rappor.md), with a = b = min(h, k) for 2h <= k, else the larger of the two
+    weightings (h', k − h') and (k − h', h') (each rounded up, so the larger is >= both exact terms)."""
+    env = {"r": rappor_flip_probability(p["f"]), "p": p["p"], "q": p["q"]}
+    first, *other = (PrivacyConstant(RAPPOR_EPSILON_ONE, {**env, "a": a, "b": b})
+                     for a, b in rappor_report_loss_weights(p["m"], p["k"]))
+    for constant in other:
+        if constant.value > first.value:
+            first = constant
+    return first
 
 
 UNIVERSAL = Universal(

@@ -74,6 +74,29 @@ def test_a_polynomial_in_several_atoms_is_decided_from_its_bounds_and_halved_whe
     assert open_ and all(f"after {MAX_JOINT_HALVINGS} halvings" in why for _, why in open_)  # the curve p* = 1/4
 
 
+def test_a_comparison_of_two_float_terms_of_two_parameters_is_decided_by_enclosures_and_forked_near_its_curve():
+    # x + y > x·y + 1/2 (both sides grow with x and y) changes along the hyperbola (1 − x)(1 − y) = 1/2: a region
+    # whose two enclosures are apart is decided for every point of it, a region the curve still crosses after the
+    # halvings is run once per answer, each leaf carrying the answer it assumed
+    import random
+
+    def run(s):
+        return bool(s["x"] + s["y"] > s["x"] * s["y"] + 0.5)
+
+    box = {"x": (0.0625, 0.5), "y": (0.0625, 0.5)}  # three binades: halvings by float count stay coarse
+    leaves, open_ = explore_regions(run, box, forks=1)
+    decided = [leaf for leaf in leaves if not leaf.assumed]
+    assert {leaf.result for leaf in decided} == {False, True} and not open_
+    assert [leaf for leaf in leaves if leaf.assumed]  # near the curve
+    rng = random.Random(5)
+    for leaf in decided:  # the answer holds at random floats of every decided region
+        for _ in range(40):
+            x, y = (rng.uniform(*leaf.box[n]) for n in "xy")
+            assert (x + y > x * y + 0.5) == leaf.result, (leaf.box.describe(), x, y)
+    leaves, open_ = explore_regions(run, box)  # without forks the curve's regions stay open, never decided
+    assert open_ and all(f"after {MAX_JOINT_HALVINGS} halvings" in why for _, why in open_)
+
+
 # ------------------------------------------------------------------ RAPPOR's one report
 
 def test_rappor_one_report_is_proved_for_every_f_p_q_the_joint_boundary_too():
@@ -173,6 +196,41 @@ def test_a_band_of_f_with_the_flip_rounded_down_fails_with_a_witness_inside_it()
     report = _explore(uv.rappor_flip_band)
     failed = report.clauses["function.law"].failed
     assert failed and all(uv.RAPPOR_F_BAND[0] < w["f"] < uv.RAPPOR_F_BAND[1] for _, w, _ in failed)
+
+
+K1 = [{"k": 1, "m": 1, "constant_time": False}]  # 2h > k: the map is the larger of two weightings' ε₁
+
+
+@functools.lru_cache(maxsize=1)
+def _larger_of_two():
+    spec = _spec(K1)
+    ctor = spec.load_constructor()
+    return explore_spec(spec, lambda p: spec.build(ctor, p))
+
+
+@pytest.mark.slow  # ~17 s of CPU
+def test_rappor_with_2h_above_k_is_proved_for_every_f_p_q_where_the_map_is_the_larger_of_two_terms():
+    # the code compares the two weightings' ε₁ (their order changes along p + q = 1): enclosures decide the
+    # comparison off the line, the regions it crosses are forked on it, and the spec's constant takes the same
+    # comparison, so every clause is proved on both sides
+    report = _larger_of_two()
+    for clause in ("precondition.regions", "function.law", "privacy.sound", "privacy.tight"):
+        cov = report.clauses[clause]
+        assert cov.proved and not cov.failed and not cov.open, (clause, report.describe(clause))
+    proved = report.clauses["privacy.tight"].proved
+    for point in ({"f": 0.5, "p": 0.25, "q": 0.5}, {"f": 0.5, "p": 0.5, "q": 0.75}, {"f": 0.25, "p": 0.25, "q": 0.75},
+                  {"f": 0.0, "p": 0.125, "q": 0.875}):  # p + q below 1, above it, and on the line
+        assert any(box.contains(point) for box in proved), point
+
+
+@pytest.mark.slow  # ~17 s of CPU
+def test_a_rappor_map_taking_the_smaller_of_two_terms_fails_sound_with_a_witness():
+    report = _explore(uv.rappor_smaller_weighting, K1)
+    sound = report.clauses["privacy.sound"]
+    assert sound.failed, report.describe("privacy.sound")
+    below = {"f": 0.5, "p": 0.25, "q": 0.5}  # p + q < 1: the two terms differ by far more than their rounding
+    assert not any(box.contains(below) for box in sound.proved)
+    assert report.clauses["function.law"].proved  # the law is the reference law: only the map is wrong
 
 
 def _rows(ctor, **cfg):

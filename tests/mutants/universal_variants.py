@@ -220,6 +220,26 @@ def rappor_loose_floor(input_domain, input_metric, f, p, q, constant_time=False)
                                m.privacy_map(d))
 
 
+def rappor_smaller_weighting(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect (privacy.sound, 2h > k): the map takes the smaller of the two weightings' ε₁ where the loss is the
+    larger, so it under-reports wherever the two differ."""
+    from vetdp.impl.rappor import (
+        RAPPOR_EPSILON_ONE,
+        make_rappor_report,
+        rappor_flip_probability,
+        rappor_report_loss_weights,
+    )
+
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    env = {"r": rappor_flip_probability(f), "p": p, "q": q}
+    first, *other = (PrivacyConstant(RAPPOR_EPSILON_ONE, {**env, "a": a, "b": b}).value
+                     for a, b in rappor_report_loss_weights(input_domain.max_weight, input_domain.length))
+    for eps in other:
+        if eps < first:
+            first = eps
+    return dataclasses.replace(m, privacy_map=lambda d: 0.0 if d == 0 else first)
+
+
 RAPPOR_STRICT_FLOOR = 2**-999  # rappor_strict_floor's least p*, twice the spec's 2**-1000
 
 

@@ -308,9 +308,11 @@ class ProbPoly(RunMemo):
         ops = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
                "ne": operator.ne}
         decided = self._decided_on_region(name, c, wide, names, ops)
+        key = ("polynomial", name, frozenset(self.expanded().items()), c)
+        if decided is not None:
+            ctx.known[key] = decided
         if decided is not None and not ctx.answers:
             return decided
-        key = ("polynomial", name, frozenset(self.expanded().items()), c)
         if key in ctx.answers:  # a fork's assumed answer (explore_regions' forks)
             if decided is not None and decided != ctx.answers[key]:
                 raise Infeasible(f"a probability {self!r} compared with {c} answers {decided} on the whole region")

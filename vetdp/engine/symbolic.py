@@ -423,6 +423,9 @@ class Exploration:
         self.max_corner_halvings = max_corner_halvings
         # a predicate decided on this region, by its key; a fork's assumed answers are given, never decided
         self.answers: dict[Any, bool] = dict(assumed or {})
+        # comparisons of a probability with a number decided on this region, by key: facts the rounding analysis
+        # may use to enclose a term (:meth:`_enclosed`)
+        self.known: dict[Any, bool] = {}
         self.strict = 0  # > 0: escapes refused (see without_escapes)
         self.bisections = BISECTIONS if bisections is None else bisections  # sub-intervals per comparison
 
@@ -465,6 +468,8 @@ class Exploration:
             if None in ways or len(ways) > 1:
                 if on_terms is not None and key is not None and len(names) == 1 and None not in ways:
                     return self._bisected(on_terms, terms, [m for m, _ in ms], n, what, key)
+                if on_terms is not None and key is not None and len(terms) == 2 and (len(names) > 1 or None in ways):
+                    return self._enclosed(pred, terms, names, what, key, on_terms)
                 return self.escape(f"a branch not known to be monotone in {n} ({what})", names, concrete)
         if len(names) == 1:
             name = names[0]
@@ -534,6 +539,24 @@ class Exploration:
                fork: tuple[Any, str] | None = None, joint: bool = False) -> Split:
         self.halted = Split(parts, why, dead, fork, joint)
         return self.halted
+
+    def _enclosed(self, pred: Callable[[Mapping[str, float]], bool], terms: tuple[tuple[Expr, int], ...],
+                  names: list[str], what: Any, key: Any, on_terms: Callable[..., bool]) -> bool:
+        """A comparison of two float terms not monotone in the region's wide parameters (several of them, or one
+        in which a term's monotonicity is unknown): decided where the enclosures of the two terms' computed values
+        over the region (:func:`~vetdp.engine.tightness.enclosure`, with the comparisons of probabilities decided or
+        assumed on the region as facts) do not overlap, else the region is halved (counted against
+        :data:`MAX_JOINT_HALVINGS`, after which it may be forked on the comparison, never decided there); a term
+        the analysis cannot enclose on the region is halved the same way."""
+        from vetdp.engine.tightness import enclosure
+
+        point = {n: self.point[n] for n in self.pinned if n in self.point}
+        facts = {**self.known, **self.answers}
+        (a, _), (b, _) = terms
+        ea, eb = enclosure(a, self.box, point, facts), enclosure(b, self.box, point, facts)
+        if ea is not None and eb is not None and (ea[1] < eb[0] or eb[1] < ea[0]):
+            return bool(on_terms(ea[0], eb[0]))  # apart: every value of one side below every value of the other
+        raise self.halve(names, what, key=key, test=pred)  # overlapping, or not enclosed on so wide a region
 
     def _bisected(self, on_terms: Callable[..., bool], terms: tuple[tuple[Expr, int], ...], trends: list[int],
                   name: str, what: Any, key: Any) -> bool:

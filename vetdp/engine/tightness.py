@@ -128,15 +128,22 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
     return out
 
 
-def enclosure(t: Expr, box: Box, pinned: Mapping[str, float] | None = None) -> tuple[Fraction, Fraction] | None:
+def enclosure(t: Expr, box: Box, pinned: Mapping[str, float] | None = None, facts: Mapping[Any, bool] | None = None
+              ) -> tuple[Fraction, Fraction] | None:
     """Exact bounds of the float the code computes for ``t`` at every point of ``box`` (the parameters in
-    ``pinned`` at their given value): the rounding analysis's ideal interval widened by its error bound e, under its
-    model of at most _ULPS units in the last place per operation; None where it gives no bound (an operation it does
-    not model, a logarithm's argument or a divisor that may reach 0, an overflow)."""
+    ``pinned`` at their given value) where ``facts`` hold (comparisons of probabilities with numbers, by their keys,
+    as :func:`assumed_bounds` reads them): the rounding analysis's ideal interval widened by its error bound e, under
+    its model of at most _ULPS units in the last place per operation; None where it gives no bound (an operation it
+    does not model, a logarithm's argument or a divisor that may reach 0, an overflow)."""
     ctx = _iv()
     pinned = pinned or {}
+    bounds = assumed_bounds(facts or {})
     ranges = {Var(n): ctx.mpf([pinned[n], pinned[n]] if n in pinned else list(box[n])) for n in t.variables()}
-    analysed = _analyse(t, ranges, ctx, under_log=False, box=box, split=False)
+    for atom in {a for items, _, _ in bounds for m, _ in items for a, _ in m} - set(ranges):
+        span = _range_of(atom, box)  # a float term of the facts (f /↑ 2): its computed values, as an atom
+        if span is not None and not (set(atom.variables()) & set(pinned)):
+            ranges[atom] = ctx.mpf(list(span))
+    analysed = _analyse(t, ranges, ctx, under_log=False, box=box, split=False, bounds=bounds)
     if isinstance(analysed, str):
         return None
     from mpmath.libmp import to_rational
@@ -294,7 +301,7 @@ class _Identity:
             ranges[atom], spans[atom] = ctx.mpf([span[0], span[1]]), span
         for prob, factors in ((self.p, self.p_factors), (self.q, self.q_factors)):
             lo = _poly_interval(prob, ranges, ctx, self.splits_logs)
-            if lo is not None and isinstance(prob, ProbPoly):
+            if bounds and lo is not None and isinstance(prob, ProbPoly):  # (a long product expands slowly)
                 lo = _bounded(ctx, lo, prob.expanded(), bounds)
             if (lo is None or not lo.a > 0) and not (factors is not None
                                                      and _factors_positive(factors, ranges, spans, ctx, box, bounds)):

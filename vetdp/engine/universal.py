@@ -80,7 +80,7 @@ STRUCTURE_REPLAYS = 8
 CLAIM_FORKS = 2
 # comparisons in several parameters jointly (RAPPOR's p* >= 2**-1000) still crossing a region after its halvings that
 # the law pass explores with each answer assumed, on one path
-LAW_FORKS = 2
+LAW_FORKS = 3
 # sub-boxes privacy.tight may examine on one side of such a fork: the region holds points of the other side too, where
 # the rounding analysis may find no bound (a divisor that underflows to 0 where p* < 2**-1000)
 FORK_TIGHT_BOXES = 4
@@ -918,6 +918,7 @@ class _Judge:
         if outcome.proved or outcome.witness is not None or box.size() == 1:
             return outcome
         for p, q in _tying_pairs(law.reference, pairs_at, box.point(), claim):
+            # any neighbouring pair's loss is at most the worst: a map within its allowance is within the worst's
             alone = decide_tight(claim, {0: {0: p}, 1: {0: q}}, lambda env: [(0, 1)], box, self.tight_budget,
                                  self.assumed)
             if alone.proved:  # its failures are not failures: that pair's loss may be below the worst one's
@@ -975,6 +976,7 @@ def _tight_outcome(**verdict: Any) -> TightOutcome:
 
 
 _TYING_PAIRS = 16  # distinct loss formulas tried where the worst pair at a region's point ties with others
+_MATCHING = 2.0**-20  # a formula "matches" the map's at the generic values within this (an order of trying only)
 
 
 def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict], Any], env: dict, claim: Any
@@ -982,7 +984,9 @@ def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict
     """(P[M(x) = y], P[M(x') = y]) of the neighbouring pairs and outputs whose ratio at ``env`` is the worst one,
     one per ratio formula (exactly: a quotient of monomials by its exponents, else its value at generic rationals in
     place of the law's float terms), at most :data:`_TYING_PAIRS`: those whose log-ratio at the generic values is
-    nearest the map's ideal formula there first (an order of trying only; each is decided by its own proof)."""
+    nearest the map's ideal formula there first (an order of trying only; each is decided by its own proof); then
+    the pairs not worst at ``env`` whose formula matches the map's at the generic values (where the map is the
+    larger of two losses, e.g. RAPPOR's two weightings when 2h > k, the other may be worst at the region's point)."""
     from vetdp.engine.divergence import max_divergence
 
     dists = {x: {y: poly_value(q, env) for y, q in law.items()} for x, law in laws.items()}
@@ -1012,7 +1016,9 @@ def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict
         return abs(log - target) if math.isfinite(log) else math.inf
 
     tying = [(p, q) for p, q, ties in found.values() if ties]
-    return sorted(tying, key=distance)[:_TYING_PAIRS]
+    matching = [] if target is None else [(p, q) for p, q, ties in found.values()
+                                          if not ties and distance((p, q)) <= _MATCHING * abs(target)]
+    return (sorted(tying, key=distance) + sorted(matching, key=distance))[:_TYING_PAIRS]
 
 
 def _shape(p: Any, q: Any, generic: Mapping[Expr, Fraction]) -> Any:
