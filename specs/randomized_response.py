@@ -133,12 +133,12 @@ def chosen_categories(cats: list) -> list:
     return [cats[i] for i in sorted(picked)]
 
 
-def inputs(p):
-    """Enumerated inputs: :func:`chosen_categories`, the outsiders below/between/above (none exist for
-    bool categories), and for str categories one category as a NumPy str scalar (a str subclass the
+def inputs(p, every: bool = False):
+    """Enumerated inputs: :func:`chosen_categories` (``every``: all categories), the outsiders below/between/above
+    (none exist for bool categories), and for str categories one category as a NumPy str scalar (a str subclass the
     domain accepts)."""
     cats = p["categories"]
-    out = [*chosen_categories(cats), *outsiders(cats).values()]
+    out = [*(cats if every else chosen_categories(cats)), *outsiders(cats).values()]
     if isinstance(cats[0], str):
         out.append(np.str_(cats[-1]))
     return out
@@ -214,11 +214,21 @@ def _bad(id_, error, names=("prob",), **kw):
     return BadParams(id_, {"categories": ["a", "b", "c"], "prob": 0.5, **kw}, error, names)
 
 
-UNIVERSAL_UP_TO = 16  # every t up to this is explored for every prob; larger t only at sampled parameter sets
+UNIVERSAL_UP_TO = 32  # every t up to this is explored for every prob (every input); larger t at sampled sets
+UNIVERSAL_DEEP_UP_TO = 64  # with --deep
+
+
+def universal_bases(deep: bool) -> list[dict]:
+    """Every t from 2 to UNIVERSAL_UP_TO (UNIVERSAL_DEEP_UP_TO with ``deep``) with int categories, and t = 3 with
+    str, t = 5 with float categories."""
+    top = UNIVERSAL_DEEP_UP_TO if deep else UNIVERSAL_UP_TO
+    return ([{"categories": categories_of(t, "int")} for t in range(2, top + 1)]
+            + [{"categories": categories_of(3, "str")}, {"categories": layout(5, "float", step=3, offset=-2)}])
+
 
 UNIVERSAL = Universal(
-    bases=lambda deep: [{"categories": categories_of(t, "int")} for t in range(2, UNIVERSAL_UP_TO + 1)]
-    + [{"categories": categories_of(3, "str")}, {"categories": layout(5, "float", step=3, offset=-2)}],
+    bases=universal_bases,
+    inputs=lambda p: inputs(p, every=True),
     floats=lambda p: {"prob": (at_least(Fraction(1, len(p["categories"]))), P_MAX)},
     # ε of the reference law, ln(prob·(t−1)/(1−prob)) rounded up (obligation randomized_response.epsilon.sound)
     constant=lambda p: PrivacyConstant(RANDOMIZED_RESPONSE_EPSILON, {"prob": p["prob"], "t": len(p["categories"])}),

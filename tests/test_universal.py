@@ -180,6 +180,20 @@ def test_the_band_is_caught_with_a_witness_inside_it_where_a_seeded_search_misse
     assert not any(uv.BAND[0] < f < uv.BAND[1] for f in drawn)
 
 
+def test_a_category_outside_the_sampled_spread_is_caught_on_every_t_the_exploration_covers():
+    # the sampled clauses enumerate a spread of categories at t > 16; the exploration enumerates every category
+    from vetdp.specs.randomized_response import UNIVERSAL_UP_TO, categories_of, chosen_categories
+
+    assert UNIVERSAL_UP_TO >= 32
+    bases = [{"categories": categories_of(t, "int")} for t in (27, 31, 32)]
+    report = _explore(_spec("randomized_response", bases), uv.rr_one_category)
+    failed = report.clauses["function.law"].failed
+    assert sorted(len(w["categories"]) for _, w, _ in failed) == [31, 32]
+    assert all("P[M(27) = " in why for *_, why in failed)
+    assert all(uv.ONE_CATEGORY not in chosen_categories(categories_of(t, "int")) for t in (31, 32))
+    assert report.clauses["function.law"].proved  # t = 27: the bundled code
+
+
 def test_a_table_of_flip_probabilities_fails_the_law():
     report = _explore(_spec("randomized_response_bitvec", SMALL_BITVEC[:2]), uv.bitvec_table)
     assert report.clauses["function.law"].failed and not report.clauses["privacy.sound"].proved

@@ -85,6 +85,20 @@ def bitvec_branches(input_domain, input_metric, f, constant_time=False):
     return _bitvec(input_domain, input_metric, f, flip)
 
 
+ONE_CATEGORY = 27  # rr_one_category's category: inside no spread of chosen categories from t = 28 to 32
+
+
+def rr_one_category(categories, prob):
+    """Defect (function.law): with t >= 28 int categories, the input ONE_CATEGORY is answered truthfully always,
+    a law the sampled search checks only where its spread of enumerated categories holds that input."""
+    from vetdp.impl.randomized_response import make_randomized_response
+
+    m = make_randomized_response(categories, prob)
+    if len(categories) < 28:
+        return m
+    return dataclasses.replace(m, function=lambda x: x if x == ONE_CATEGORY else m.function(x))
+
+
 def _bool(prob, keep_of, loose=lambda p: False):
     p = check_float("prob", prob)
     check_interval("prob", p, 0.5, 1, lo_closed=True, hi_closed=False)

@@ -95,6 +95,9 @@ class Universal:
     # a precondition linking the float parameters (not a product of intervals, e.g. p < q), as a predicate of the
     # parameters decided on the same regions as the code (exact_value, comparisons); None: floats(base) says all
     accepts: Callable[[Params], bool] | None = None
+    # the inputs whose laws the exploration enumerates at a base, when the spec's ``inputs`` pick a subset there (a
+    # law proved on some categories proves nothing for the others); None: the spec's inputs
+    inputs: Callable[[Params], Sequence[Any]] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

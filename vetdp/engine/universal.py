@@ -245,7 +245,7 @@ def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
         structured = _structured_run(spec, inner, params)
         if structured is not None:
             return structured
-        inputs = spec.inputs(params)
+        inputs = (spec.universal.inputs or spec.inputs)(params)
         longest = max((len(x) for x in inputs if isinstance(x, tuple)), default=0)
         if spec.universal.coordinate_law is not None and longest > spec.universal.enumerate_up_to:
             # a long bit vector is decided from its product structure only, never enumerated input by input
