@@ -201,6 +201,7 @@ def test_privacy_refuses_the_removed_time_budget_naming_the_work_budget():
     assert r.exit_code == 2 and "--time-budget=5 was removed" in r.output and "--chain-work" in r.output
 
 
+@pytest.mark.slow  # 9 to 15 s: run by .ci/run (-m slow --deep)
 def test_privacy_at_eight_publishers_gives_a_certified_bracket(tmp_path):
     # k = 8, m = 1000 (beyond the seed's grid) used to end in exit 2: a chain bucket wider than the columns left
     # named a count of 4.6e9 columns, whose binomial window failed. Capped, the chains certify a bracket; a refining

@@ -432,6 +432,7 @@ def test_chain_refinement_is_decided_by_counted_work_not_by_the_machine():
     assert cut.lower <= full.lower <= full.upper <= cut.upper
 
 
+@pytest.mark.slow  # 9 to 15 s: run by .ci/run (-m slow --deep)
 def test_flip_prob_search_at_small_m_uses_the_fine_bound_and_its_answer_holds_exactly():
     """Issue 24: flip-prob --n-pub 3 --n-bit 100 --epsilon 1 was refused at every δ ("below what the certified bound
     can show even at 0.5"): the grid laws' δ bound at m = 100 is 0.11 even at p = 1/2, where the true δ is 0. The

@@ -16,6 +16,7 @@ def invoke(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow  # 9 to 15 s: run by .ci/run (-m slow --deep)
 def test_check_selected_spec_passes_and_writes_reports(tmp_path):
     j, x, md = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.md"
     result = invoke("check", "-k", "randomized_response_bool", "--json", str(j), "--junit", str(x),

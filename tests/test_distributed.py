@@ -98,7 +98,8 @@ def test_cli_audit_workers_and_scheduler_together_is_a_usage_error():
     assert res.exit_code == 2 and "not both" in res.output
 
 
-@pytest.mark.parametrize("impl", ["vetdp.impl.randomized_response:make_randomized_response",
+@pytest.mark.parametrize("impl", [pytest.param("vetdp.impl.randomized_response:make_randomized_response",
+                                               marks=pytest.mark.slow),  # ~13 s
                                   "tests.mutants.unseen_rr:label_shifted_by_one"])
 def test_cli_verify_with_workers_reports_as_the_serial_run(tmp_path, impl, address):
     args = ["verify", "randomized_response", "--impl", impl, "--max-examples", "12"]
@@ -224,6 +225,7 @@ def address(dask_runner):
     return dask_runner.client.scheduler.address
 
 
+@pytest.mark.slow  # 9 to 15 s: run by .ci/run (-m slow --deep)
 def test_check_on_dask_reports_as_the_serial_check_deep(tmp_path, address):
     from vetdp.cli.check import check
 

@@ -81,6 +81,7 @@ def test_example_pytest_runs_the_checks_through_the_plugin(tool, tmp_path):
     assert 'name="test_report_has_one_bit_per_value"' in junit  # the project's own tests ran too
 
 
+@pytest.mark.slow  # 9 to 15 s: run by .ci/run (-m slow --deep)
 def test_example_with_an_injected_bug_fails_on_the_right_clause(tool, tmp_path):
     project = _copy(tmp_path, "oue_bug")
     _edit(project / "src" / "oue_example" / "oue.py",

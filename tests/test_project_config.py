@@ -80,6 +80,7 @@ def test_check_project_option_checks_the_users_specs_not_ours(oue_copy, tmp_path
     assert ("oue", "precondition[epsilon_nan]") in names and all(s == "oue" for s, _ in names)
 
 
+@pytest.mark.slow  # 9 to 15 s: run by .ci/run (-m slow --deep)
 def test_check_project_gate_makes_a_failing_clause_advisory(oue_copy, tmp_path):
     spec = oue_copy / "src" / "oue_example" / "specs" / "oue.py"
     spec.write_text(spec.read_text().replace('_bad("d_one", ValueError, ("d",), d=1)',

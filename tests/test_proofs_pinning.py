@@ -132,6 +132,7 @@ def test_unknown_proof_name_is_usage_error(tree):
     assert res.exit_code == 2 and "nope" in res.output
 
 
+@pytest.mark.slow  # 9 to 15 s: run by .ci/run (-m slow --deep)
 def test_render_typesets_math_and_banner(tree, tmp_path):
     proofs, impl = tree
     _edit_one_line(impl)
