@@ -67,12 +67,13 @@ class ProbPoly(RunMemo):
     """An exact probability that is a polynomial in symbolic float atoms (see the module docstring)."""
 
     _vetdp_symbolic_ = True
-    __slots__ = ("terms", "values", "_memo")
+    __slots__ = ("terms", "values", "_memo", "_expanded")
 
     def __init__(self, terms: Mapping[Monomial, Fraction], values: Mapping[Expr, float]):
-        self.terms = {m: c for m, c in terms.items() if c != 0}
+        self.terms = {m: c for m, c in terms.items() if c != 0}  # never changed after construction
         self.values = dict(values)  # each atom's float at the run's point
         self._memo: tuple[int, dict] | None = None
+        self._expanded: dict[tuple[tuple[Expr, int], ...], Fraction] | None = None
 
     # -- construction
     @classmethod
@@ -166,7 +167,13 @@ class ProbPoly(RunMemo):
         return None
 
     def expanded(self) -> dict[tuple[tuple[Expr, int], ...], Fraction]:
-        """The polynomial in the atoms alone (complements multiplied out): a canonical form."""
+        """The polynomial in the atoms alone (complements multiplied out): a canonical form (computed once; the
+        caller must not change it)."""
+        if self._expanded is None:
+            self._expanded = self._expand()
+        return self._expanded
+
+    def _expand(self) -> dict[tuple[tuple[Expr, int], ...], Fraction]:
         out: dict[tuple[tuple[Expr, int], ...], Fraction] = {}
         for m, c in self.terms.items():
             partial: dict[tuple[tuple[Expr, int], ...], Fraction] = {(): c}
