@@ -63,12 +63,23 @@ __all__ = [
     "compare",
     "substitute",
     "current_exploration",
+    "remembered",
 ]
 
 MAX_FLOAT = sys.float_info.max
 
 
 # ------------------------------------------------------------------ the float order
+
+def remembered(cache: dict, key: Any, compute: Callable[[], Any], limit: int = 100_000) -> Any:
+    """``cache[key]``, computed by ``compute()`` the first time; the cache is emptied when it holds ``limit`` keys
+    (a memo of pure functions of their key, bounded in memory)."""
+    if key not in cache:
+        if len(cache) >= limit:
+            cache.clear()
+        cache[key] = compute()
+    return cache[key]
+
 
 def float_key(x: float) -> int:
     """An integer that orders finite floats as the reals do (-0.0 just below 0.0; consecutive floats differ by 1)."""

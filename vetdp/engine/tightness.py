@@ -41,7 +41,7 @@ from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine.clauses import tight_holds
 from vetdp.engine.divergence import ln_ratio_bracket, max_divergence
 from vetdp.engine.polynomial import ProbPoly, poly_value
-from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_from_key, float_key
+from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_from_key, float_key, remembered
 from vetdp.engine.universal import _range_of, _zero  # universal imports this module where it judges
 
 __all__ = ["TightOutcome", "decide_tight", "enclosure", "TIGHT_BOXES"]
@@ -537,11 +537,7 @@ def _analyse(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box
     positive factors. ``bounds``: a fork side's assumed bounds of probabilities (V of a subterm equal to one is
     narrowed by it)."""
     key = (t, under_log, box, frozenset(ranges), _ULPS, ctx.prec, split, bounds)
-    if key not in _ANALYSED:
-        if len(_ANALYSED) > 100_000:
-            _ANALYSED.clear()
-        _ANALYSED[key] = _analysed(t, ranges, ctx, under_log, box, split, bounds)
-    return _ANALYSED[key]
+    return remembered(_ANALYSED, key, lambda: _analysed(t, ranges, ctx, under_log, box, split, bounds))
 
 
 def _analysed(t: Expr, ranges: Mapping[Expr, Any], ctx: Any, under_log: bool, box: Box, split: bool,
@@ -717,12 +713,7 @@ def _monomial(powers: Any) -> tuple[tuple[Expr, int], ...]:
 def _term_poly(t: Expr, atoms: frozenset) -> dict[tuple, Fraction] | None:
     """The ideal value of ``t`` (every operation exact, ``atoms`` as variables) as an expanded polynomial, when it is
     one (sums, differences and products of atoms and constants, quotients by constants); else None."""
-    key = (t, atoms)
-    if key not in _TERM_POLYS:
-        if len(_TERM_POLYS) > 100_000:
-            _TERM_POLYS.clear()
-        _TERM_POLYS[key] = _term_poly_uncached(t, atoms)
-    return _TERM_POLYS[key]
+    return remembered(_TERM_POLYS, (t, atoms), lambda: _term_poly_uncached(t, atoms))
 
 
 _TERM_POLYS: dict[tuple, dict | None] = {}

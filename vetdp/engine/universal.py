@@ -61,6 +61,7 @@ from vetdp.engine.symbolic import (
     float_key,
     floats_between,
     monotonicity,
+    remembered,
 )
 from vetdp.engine.timeout import DeadlineExceeded
 
@@ -527,12 +528,7 @@ _RANGES: dict[tuple[Expr, Box], tuple[float, float] | None] = {}
 def _range_of(t: Expr, box: Box) -> tuple[float, float] | None:
     """The least and largest value of a term monotone in each parameter, over the region (from its corners);
     remembered by term and region."""
-    key = (t, box)
-    if key not in _RANGES:
-        if len(_RANGES) > 100_000:
-            _RANGES.clear()
-        _RANGES[key] = _range_on_corners(t, box)
-    return _RANGES[key]
+    return remembered(_RANGES, (t, box), lambda: _range_on_corners(t, box))
 
 
 def _range_on_corners(t: Expr, box: Box) -> tuple[float, float] | None:
