@@ -19,7 +19,7 @@ def pytest_collection_modifyitems(config, items):
     if config.getoption("--deep"):
         return
     skip = pytest.mark.skip(reason="deep exploration: run with pytest --deep")
-    slow = pytest.mark.skip(reason="slow (over ~15 s): run with pytest --deep (.ci/run runs -m slow --deep)")
+    slow = pytest.mark.skip(reason="slow (over ~9 s): run with pytest --deep (.ci/run runs -m slow --deep)")
     for item in items:
         if "deep" in item.keywords:
             item.add_marker(skip)
