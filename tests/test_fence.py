@@ -158,12 +158,22 @@ def test_guarded_os_exit_in_a_forked_child_really_exits():
 
 
 def test_a_real_ctrl_c_is_not_blamed_on_the_code():
-    with fence.guarded():
-        with pytest.raises(KeyboardInterrupt), fence.fenced("X:"):
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(5)  # the signal arrives here
-        assert fence.interrupted()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # the guard takes over Python's default SIGINT handler only (a program's own handler is left alone): start from a
+    # fresh interpreter's state, which a library run earlier in this test process may have changed (a clean-clone CI
+    # run once found SIGINT handled elsewhere here, and the signal never raised)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    try:
+        with fence.guarded():
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # the guard's own
+            with pytest.raises(KeyboardInterrupt), fence.fenced("X:"):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)  # the signal arrives here
+            assert fence.interrupted()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_user_code_error_message_is_cut_to_one_line():
