@@ -63,6 +63,27 @@ def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
     return tuple(sorted(powers.items(), key=lambda fe: _key(fe[0])))
 
 
+Expanded = dict  # {monomial: coefficient}, a monomial a tuple of (atom, power > 0) sorted by the atom's text
+
+
+def expanded_monomial(powers: Any) -> tuple[tuple[Expr, int], ...]:
+    """The monomial of :meth:`ProbPoly.expanded` with these (atom, power) pairs (powers of 0 dropped)."""
+    return tuple(sorted(((a, int(e)) for a, e in powers if e), key=lambda ae: str(ae[0])))
+
+
+def expanded_product(a: Expanded, b: Expanded) -> Expanded:
+    """The product of two polynomials in the form of :meth:`ProbPoly.expanded`."""
+    out: Expanded = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            powers: dict[Expr, int] = dict(ma)
+            for x, e in mb:
+                powers[x] = powers.get(x, 0) + e
+            m = expanded_monomial(powers.items())
+            out[m] = out.get(m, Fraction(0)) + ca * cb
+    return {m: c for m, c in out.items() if c}
+
+
 class ProbPoly(RunMemo):
     """An exact probability that is a polynomial in symbolic float atoms (see the module docstring)."""
 
@@ -73,7 +94,7 @@ class ProbPoly(RunMemo):
         self.terms = {m: c for m, c in terms.items() if c != 0}  # never changed after construction
         self.values = dict(values)  # each atom's float at the run's point
         self._memo: tuple[int, dict] | None = None
-        self._expanded: dict[tuple[tuple[Expr, int], ...], Fraction] | None = None
+        self._expanded: Expanded | None = None
 
     # -- construction
     @classmethod
@@ -166,29 +187,21 @@ class ProbPoly(RunMemo):
                 return m[0][0]
         return None
 
-    def expanded(self) -> dict[tuple[tuple[Expr, int], ...], Fraction]:
+    def expanded(self) -> Expanded:
         """The polynomial in the atoms alone (complements multiplied out): a canonical form (computed once; the
         caller must not change it)."""
         if self._expanded is None:
             self._expanded = self._expand()
         return self._expanded
 
-    def _expand(self) -> dict[tuple[tuple[Expr, int], ...], Fraction]:
-        out: dict[tuple[tuple[Expr, int], ...], Fraction] = {}
+    def _expand(self) -> Expanded:
+        out: Expanded = {}
         for m, c in self.terms.items():
-            partial: dict[tuple[tuple[Expr, int], ...], Fraction] = {(): c}
+            partial: Expanded = {(): c}
             for (atom, complement), e in m:
                 factor = {((atom, 1),): Fraction(-1), (): Fraction(1)} if complement else {((atom, 1),): Fraction(1)}
                 for _ in range(e):
-                    nxt: dict[tuple[tuple[Expr, int], ...], Fraction] = {}
-                    for pm, pc in partial.items():
-                        for fm, fc in factor.items():
-                            powers = dict(pm)
-                            for a, k in fm:
-                                powers[a] = powers.get(a, 0) + k
-                            key = tuple(sorted(powers.items(), key=lambda ak: str(ak[0])))
-                            nxt[key] = nxt.get(key, Fraction(0)) + pc * fc
-                    partial = nxt
+                    partial = expanded_product(partial, factor)
             for pm, pc in partial.items():
                 out[pm] = out.get(pm, Fraction(0)) + pc
         return {m: c for m, c in out.items() if c != 0}

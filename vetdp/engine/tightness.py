@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
 from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine.clauses import tight_holds
 from vetdp.engine.divergence import ln_ratio_bracket, max_divergence
-from vetdp.engine.polynomial import ProbPoly, poly_value
+from vetdp.engine.polynomial import ProbPoly, expanded_monomial, expanded_product, poly_value
 from vetdp.engine.symbolic import MAX_FLOAT, Box, SymFloat, evaluate, float_from_key, float_key, remembered
 from vetdp.engine.universal import _range_of, _zero  # universal imports this module where it judges
 
@@ -283,8 +283,8 @@ class _Identity:
             slopes = {atom_of[g]: [_tree(d, atom_of) for d in (sympy.expand(sympy.diff(f, g)),
                                                                  sympy.horner(sympy.diff(f, g), wrt=g))]
                       for g in gens}
-            poly = {_monomial((atom_of[g], k) for g, k in zip(gens, powers, strict=True)): Fraction(int(c.p), int(c.q))
-                    for powers, c in sympy.Poly(f, *gens).terms()}
+            poly = {expanded_monomial((atom_of[g], k) for g, k in zip(gens, powers, strict=True)):
+                    Fraction(int(c.p), int(c.q)) for powers, c in sympy.Poly(f, *gens).terms()}
             out.append(_Factor([_tree(form, atom_of) for form in forms], int(e), slopes, poly))
         return Fraction(int(c.p), int(c.q)), out
 
@@ -662,20 +662,25 @@ def assumed_bounds(assumed: Mapping[Any, bool]) -> Bounds:
     return tuple(sorted(out, key=repr))
 
 
-def _bounded(ctx: Any, interval: Any, poly: Mapping[tuple, Fraction], bounds: Bounds) -> Any:
-    """``interval`` (an enclosure of the polynomial ``poly``) narrowed by the assumed bounds of any polynomial that
-    ``poly`` is a nonzero multiple k of (k·c bounds it, the side flipped for k < 0)."""
+def _implied(poly: Mapping[tuple, Fraction], bounds: Bounds) -> Iterator[tuple[Fraction | None, Fraction | None]]:
+    """The (least, largest) the assumed bounds give the polynomial ``poly``, exactly (None: no bound that side), one
+    pair per assumed polynomial that ``poly`` is a nonzero multiple k of: k·c, the sides swapped for k < 0."""
     for items, least, largest in bounds:
         k = _multiple(poly, dict(items))
-        if k is None:
-            continue
-        lo, hi = (least, largest) if k > 0 else (largest, least)
+        if k is not None:
+            lo, hi = (least, largest) if k > 0 else (largest, least)
+            yield (None if lo is None else k * lo), (None if hi is None else k * hi)
+
+
+def _bounded(ctx: Any, interval: Any, poly: Mapping[tuple, Fraction], bounds: Bounds) -> Any:
+    """``interval`` (an enclosure of the polynomial ``poly``) narrowed by what the assumed bounds imply for it."""
+    for lo, hi in _implied(poly, bounds):
         if lo is not None:
-            lo = (ctx.mpf((k * lo).numerator) / (k * lo).denominator).a
+            lo = (ctx.mpf(lo.numerator) / lo.denominator).a
             if interval.b >= lo:
                 interval = ctx.mpf([interval.a if interval.a > lo else lo, interval.b])
         if hi is not None:
-            hi = (ctx.mpf((k * hi).numerator) / (k * hi).denominator).b
+            hi = (ctx.mpf(hi.numerator) / hi.denominator).b
             if interval.a <= hi:
                 interval = ctx.mpf([interval.a, interval.b if interval.b < hi else hi])
     return interval
@@ -683,12 +688,7 @@ def _bounded(ctx: Any, interval: Any, poly: Mapping[tuple, Fraction], bounds: Bo
 
 def _assumed_sign(poly: Mapping[tuple, Fraction], bounds: Bounds) -> int | None:
     """+1 or −1 when an assumed bound puts the polynomial above or below 0, else None."""
-    for items, least, largest in bounds:
-        k = _multiple(poly, dict(items))
-        if k is None:
-            continue
-        lo, hi = (least, largest) if k > 0 else (largest, least)
-        lo, hi = (None if x is None else k * x for x in (lo, hi))
+    for lo, hi in _implied(poly, bounds):
         if lo is not None and lo > 0:
             return 1
         if hi is not None and hi < 0:
@@ -703,11 +703,6 @@ def _multiple(poly: Mapping[tuple, Fraction], other: Mapping[tuple, Fraction]) -
     m = next(iter(other))
     k = Fraction(poly[m]) / other[m]
     return k if k != 0 and all(poly[x] == k * other[x] for x in other) else None
-
-
-def _monomial(powers: Any) -> tuple[tuple[Expr, int], ...]:
-    """A monomial in the form of ProbPoly.expanded: (atom, power) sorted by the atom's text, powers > 0."""
-    return tuple(sorted(((a, int(e)) for a, e in powers if e), key=lambda ae: str(ae[0])))
 
 
 def _term_poly(t: Expr, atoms: frozenset) -> dict[tuple, Fraction] | None:
@@ -735,20 +730,11 @@ def _term_poly_uncached(t: Expr, atoms: frozenset) -> dict[tuple, Fraction] | No
         if set(b) - {()} or not b.get((), 0):
             return None
         return {m: c / b[()] for m, c in a.items()}
-    out: dict[tuple, Fraction] = {}
-    if ideal in ("add", "sub"):
-        for m, c in a.items():
-            out[m] = out.get(m, Fraction(0)) + c
-        for m, c in b.items():
-            out[m] = out.get(m, Fraction(0)) + (c if ideal == "add" else -c)
-    else:
-        for ma, ca in a.items():
-            for mb, cb in b.items():
-                powers: dict[Expr, int] = dict(ma)
-                for x, e in mb:
-                    powers[x] = powers.get(x, 0) + e
-                m = _monomial(powers.items())
-                out[m] = out.get(m, Fraction(0)) + ca * cb
+    if ideal == "mul":
+        return expanded_product(a, b)
+    out: dict[tuple, Fraction] = dict(a)
+    for m, c in b.items():
+        out[m] = out.get(m, Fraction(0)) + (c if ideal == "add" else -c)
     return {m: c for m, c in out.items() if c}
 
 

@@ -891,8 +891,9 @@ class _Judge:
         """privacy.tight of the map ``claim`` on ``box``: proved, failed at a witness, or open with the reason.
 
         Where the worst pair at the region's point is not the pair whose loss is the map's formula (several pairs
-        tie there, e.g. where every probability is 1/2 and every ratio 1), the other pairs tying with it are tried,
-        each alone: a map within the allowance of one neighbouring pair's loss is within that of the worst loss."""
+        tie there, e.g. where every probability is 1/2 and every ratio 1; or the map is the larger of two losses),
+        the pairs tying with it, then those whose formula matches the map's, are tried, each alone: a map within the
+        allowance of one neighbouring pair's loss is within that of the worst loss."""
         from vetdp.engine.clauses import pairs_within
         from vetdp.engine.tightness import decide_tight
 
@@ -913,7 +914,7 @@ class _Judge:
         outcome = decide_tight(claim, law.reference, pairs_at, box, self.tight_budget, self.assumed)
         if outcome.proved or outcome.witness is not None or box.size() == 1:
             return outcome
-        for p, q in _tying_pairs(law.reference, pairs_at, box.point(), claim):
+        for p, q in _pairs_to_try(law.reference, pairs_at, box.point(), claim):
             # any neighbouring pair's loss is at most the worst: a map within its allowance is within the worst's
             alone = decide_tight(claim, {0: {0: p}, 1: {0: q}}, lambda env: [(0, 1)], box, self.tight_budget,
                                  self.assumed)
@@ -971,15 +972,15 @@ def _tight_outcome(**verdict: Any) -> TightOutcome:
     return TightOutcome(**verdict)
 
 
-_TYING_PAIRS = 16  # distinct loss formulas tried where the worst pair at a region's point ties with others
+_PAIRS_TRIED = 16  # distinct loss formulas tried alone where the worst pair's at a region's point is not proved
 _MATCHING = 2.0**-20  # a formula "matches" the map's at the generic values within this (an order of trying only)
 
 
-def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict], Any], env: dict, claim: Any
-                 ) -> list[tuple[Any, Any]]:
+def _pairs_to_try(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict], Any], env: dict, claim: Any
+                  ) -> list[tuple[Any, Any]]:
     """(P[M(x) = y], P[M(x') = y]) of the neighbouring pairs and outputs whose ratio at ``env`` is the worst one,
     one per ratio formula (exactly: a quotient of monomials by its exponents, else its value at generic rationals in
-    place of the law's float terms), at most :data:`_TYING_PAIRS`: those whose log-ratio at the generic values is
+    place of the law's float terms), at most :data:`_PAIRS_TRIED`: those whose log-ratio at the generic values is
     nearest the map's ideal formula there first (an order of trying only; each is decided by its own proof); then
     the pairs not worst at ``env`` whose formula matches the map's at the generic values (where the map is the
     larger of two losses, e.g. RAPPOR's two weightings when 2h > k, the other may be worst at the region's point)."""
@@ -1014,7 +1015,7 @@ def _tying_pairs(laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Callable[[dict
     tying = [(p, q) for p, q, ties in found.values() if ties]
     matching = [] if target is None else [(p, q) for p, q, ties in found.values()
                                           if not ties and distance((p, q)) <= _MATCHING * abs(target)]
-    return (sorted(tying, key=distance) + sorted(matching, key=distance))[:_TYING_PAIRS]
+    return (sorted(tying, key=distance) + sorted(matching, key=distance))[:_PAIRS_TRIED]
 
 
 def _shape(p: Any, q: Any, generic: Mapping[Expr, Fraction]) -> Any:
