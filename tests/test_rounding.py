@@ -176,6 +176,37 @@ def test_add_sub_near_cancellation_are_directed(name, a, ulps):
         check_directed(op, getattr(R, op), (a, b), lambda c: _sign(Fraction(c) - truth), up)
 
 
+def _outcome(fn: Callable, a: float, b: float) -> tuple:
+    try:
+        r = fn(a, b)
+    except Exception as e:  # noqa: BLE001 - the error's type is part of the outcome compared
+        return type(e), None
+    return None, r, math.copysign(1.0, r)
+
+
+@pytest.mark.parametrize("name", sorted(RATIONAL))
+@SETTINGS
+@given(a=any_floats, b=any_floats)
+@example(a=-TINY, b=TINY)  # a result of -0.0 in hardware: the exact path gives +0.0
+@example(a=MAX, b=-TINY)  # next to MAX: the neighbour beyond it is infinite
+@example(a=-MAX, b=TINY)
+def test_fast_rational_path_answers_as_the_exact_one(name, a, b):
+    """The hardware-checked path (_directed_fast) gives the same float, sign of zero and error as Fraction alone."""
+    for op in ("inf_" + name, "neg_inf_" + name):
+        fn = getattr(R, op)
+        assert _outcome(fn, a, b) == _outcome(fn.exactly, a, b), f"{op}({a!r}, {b!r})"
+
+
+def test_fast_rational_path_is_taken_and_checks_the_hardware(monkeypatch):
+    """The fast path answers ordinary arguments itself; given a hardware result two ulps off (another rounding mode,
+    a broken FPU), its exact check refuses it and the exact path answers."""
+    assert R._directed_fast("add", 0.1, 0.2, True) == R.inf_add.exactly(0.1, 0.2)
+    assert R._directed_fast("div", 1.0, 3.0, False) == R.neg_inf_div.exactly(1.0, 3.0)
+    monkeypatch.setitem(R._NEAREST, "add", lambda a, b: math.nextafter(math.nextafter(a + b, 0.0), 0.0))
+    assert R._directed_fast("add", 0.1, 0.2, True) is None
+    assert R.inf_add(0.1, 0.2) == R.inf_add.exactly(0.1, 0.2) == 0.1 + 0.2  # the exact sum lies just below
+
+
 def test_exact_zero_result_is_positive_zero():
     for op in ("inf_sub", "neg_inf_sub"):
         r = getattr(R, op)(1.0, 1.0)

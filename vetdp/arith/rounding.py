@@ -2,7 +2,9 @@
 
 Every ``inf_*`` function returns the float64 nearest toward +inf of the *exact* result of
 its operation on its float arguments; every ``neg_inf_*`` function returns the float64
-nearest toward -inf. Rational operations (add, sub, mul, div) are computed exactly with
+nearest toward -inf. Rational operations (add, sub, mul, div) take the hardware's float result
+and check it against the exact result in integer arithmetic (:func:`_directed_fast`); where the
+check fails, or at zero, overflow and bad arguments, they are computed exactly with
 :class:`fractions.Fraction` and rounded once. Transcendental operations (ln, exp, log1p,
 expm1) are enclosed in integer fixed-point arithmetic with rigorous error bounds
 (:func:`ln_bracket`, :func:`exp_bracket`: ln by range reduction to [1/√2, √2) and an atanh
@@ -142,8 +144,71 @@ def exact_int_to_float(name: str, n: int) -> float:
 
 # ---------------------------------------------------------------- rational operations
 
+def _exact_ratio(kind: str, a: float, b: float) -> tuple[int, int] | None:
+    """The exact result of ``a kind b`` on finite floats as (numerator, denominator > 0), unreduced; None for a
+    division by zero."""
+    (na, da), (nb, db) = a.as_integer_ratio(), b.as_integer_ratio()
+    if kind == "add":
+        return na * db + nb * da, da * db
+    if kind == "sub":
+        return na * db - nb * da, da * db
+    if kind == "mul":
+        return na * nb, da * db
+    if nb == 0:
+        return None
+    return (na * db, da * nb) if nb > 0 else (-na * db, -da * nb)
+
+
+def _exceeds(n: int, d: int, x: float) -> int:
+    """The sign of n/d − x (d > 0, x finite), decided exactly in integers."""
+    xn, xd = x.as_integer_ratio()
+    diff = n * xd - xn * d
+    return (diff > 0) - (diff < 0)
+
+
+_NEAREST = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+            "div": lambda a, b: a / b}
+
+
+def _directed_fast(kind: str, a: float, b: float, up: bool) -> float | None:
+    """The directed rounding of ``a kind b`` read from the hardware's float result and checked in exact integer
+    arithmetic: the answer u is returned only when the exact result x satisfies prev(u) < x <= u (up) or
+    u <= x < next(u) (down), so it never rests on the FPU's rounding mode. None where the exact path must answer:
+    an argument or result that is not finite, a zero result (its sign), or a check that fails."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return None
+    exact = _exact_ratio(kind, a, b)
+    if exact is None:
+        return None
+    try:
+        r = _NEAREST[kind](a, b)
+    except (ZeroDivisionError, OverflowError):
+        return None
+    if r == 0 or not math.isfinite(r):
+        return None
+    n, d = exact
+    toward, away = (math.inf, -math.inf) if up else (-math.inf, math.inf)
+    side = 1 if up else -1
+    u = math.nextafter(r, toward) if _exceeds(n, d, r) == side else r
+    if u == 0 or not math.isfinite(u):
+        return None
+    beyond = math.nextafter(u, away)  # infinite past ±MAX: every exact value lies inside it
+    if _exceeds(n, d, u) == side or (math.isfinite(beyond) and _exceeds(n, d, beyond) != side):
+        return None
+    return u
+
+
 def _binary(op: str, fn: Callable[[Fraction, Fraction], Fraction], up: bool) -> Callable[[float, float], float]:
+    kind = op.rsplit("_", 1)[1]
+
     def rounded(a: float, b: float) -> float:
+        if type(a) is float and type(b) is float:
+            fast = _directed_fast(kind, a, b, up)
+            if fast is not None:
+                return fast
+        return rounded_exactly(a, b)
+
+    def rounded_exactly(a: float, b: float) -> float:
         qa, qb = exact_fraction(f"{op}: a", a), exact_fraction(f"{op}: b", b)
         try:
             return _round(fn(qa, qb), up)
@@ -151,6 +216,7 @@ def _binary(op: str, fn: Callable[[Fraction, Fraction], Fraction], up: bool) -> 
             raise RoundingOverflowError(f"{op}({a!r}, {b!r}): {e}") from None
 
     rounded.__name__ = op
+    rounded.exactly = rounded_exactly  # the same answer through Fraction alone (the fast path's reference)
     direction = "+inf" if up else "-inf"
     rounded.__doc__ = f"The exact result of the operation rounded toward {direction} to float64."
     return rounded

@@ -128,16 +128,25 @@ def decide_tight(claim: Any, laws: Mapping[Any, Mapping[Any, Any]], pairs_at: Ca
     return out
 
 
+_ENCLOSURES: dict = {}  # (term, box, pinned, facts) -> enclosure
+
+
 def enclosure(t: Expr, box: Box, pinned: Mapping[str, float] | None = None, facts: Mapping[Any, bool] | None = None
               ) -> tuple[Fraction, Fraction] | None:
     """Exact bounds of the float the code computes for ``t`` at every point of ``box`` (the parameters in
     ``pinned`` at their given value) where ``facts`` hold (comparisons of probabilities with numbers, by their keys,
     as :func:`assumed_bounds` reads them): the rounding analysis's ideal interval widened by its error bound e, under
     its model of at most _ULPS units in the last place per operation; None where it gives no bound (an operation it
-    does not model, a logarithm's argument or a divisor that may reach 0, an overflow)."""
+    does not model, a logarithm's argument or a divisor that may reach 0, an overflow). Remembered: a region's
+    runs ask the same comparison again."""
+    key = (t, box, frozenset((pinned or {}).items()), frozenset((facts or {}).items()))
+    return remembered(_ENCLOSURES, key, lambda: _enclosure(t, box, pinned or {}, facts or {}))
+
+
+def _enclosure(t: Expr, box: Box, pinned: Mapping[str, float], facts: Mapping[Any, bool]
+               ) -> tuple[Fraction, Fraction] | None:
     ctx = _iv()
-    pinned = pinned or {}
-    bounds = assumed_bounds(facts or {})
+    bounds = assumed_bounds(facts)
     ranges = {Var(n): ctx.mpf([pinned[n], pinned[n]] if n in pinned else list(box[n])) for n in t.variables()}
     for atom in {a for items, _, _ in bounds for m, _ in items for a, _ in m} - set(ranges):
         span = _range_of(atom, box)  # a float term of the facts (f /↑ 2): its computed values, as an atom
