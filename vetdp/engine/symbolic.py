@@ -434,6 +434,7 @@ class Exploration:
         self.max_corner_halvings = max_corner_halvings
         # a predicate decided on this region, by its key; a fork's assumed answers are given, never decided
         self.answers: dict[Any, bool] = dict(assumed or {})
+        self.forked = bool(assumed)  # the run is the code's path only where the assumed answers hold
         # comparisons of a probability with a number decided on this region, by key: facts the rounding analysis
         # may use to enclose a term (:meth:`_enclosed`)
         self.known: dict[Any, bool] = {}
@@ -605,6 +606,14 @@ class Exploration:
                   f"{self.bisections} sub-intervals)" if undecided else ""))
         raise self._split(decided, why, undecided, fork=(key, str(what)))
 
+    def leave_open(self, why: str) -> Split:
+        """A :class:`Split` that leaves the whole region unexplored, with the reason."""
+        return self._split((), why, (self.box,))
+
+    def rerun(self, why: str) -> Split:
+        """A :class:`Split` that runs the region again as it is (the code under test now sees it otherwise)."""
+        return self._split((self.box,), why)
+
     @contextlib.contextmanager
     def without_escapes(self) -> Iterator[None]:
         """Inside the block an escape raises :class:`EscapeRefused` instead of pinning the region (for optional
@@ -706,11 +715,17 @@ def compare(term: Expr, value: float, name: str, other: Any) -> bool:
     if isinstance(other, Fraction):
         o_term, exact = Const(0.0), True
         o_value: Any = other
+    elif isinstance(other, float) and not math.isfinite(other):  # every value of a region is a finite float
+        holds = {"ne"} if math.isnan(other) else {"lt", "le", "ne"} if other > 0 else {"gt", "ge", "ne"}
+        return name in holds
     else:
         lifted = _lift(other)
         if lifted is None:
             raise TypeError(f"cannot compare a symbolic float with {type(other).__name__}")
         (o_term, o_value), exact = lifted, False
+        if o_term == term:  # a value compared with itself (x != x, the NaN test): every value of a region is finite
+            return name in ("le", "ge", "eq")
+
     def what() -> str:
         return f"{term} {_SYMBOL[name]} {other if exact else o_term}"
 
@@ -829,7 +844,14 @@ class SymFloat(RunMemo):
 
     # -- leaving the symbolic world: pin the parameters
     def __float__(self) -> float:
-        return _context().escape("float()", tuple(self.term.variables()), self.value)
+        ctx = _context()
+        if not ctx.strict:
+            from vetdp.engine.float_shims import adopt
+
+            caller = sys._getframe(1)
+            if adopt(caller):  # its module's float() now keeps symbolic floats: the region is run again
+                raise ctx.rerun(f"float() at {caller.f_code.co_filename}:{caller.f_lineno} now keeps symbolic floats")
+        return ctx.escape("float()", tuple(self.term.variables()), self.value)
 
     def __hash__(self) -> int:
         return _context().escape("hash()", tuple(self.term.variables()), hash(self.value))

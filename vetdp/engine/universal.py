@@ -47,10 +47,13 @@ from typing import TYPE_CHECKING, Any
 from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine import bisection
 from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, enumerate_paths, freeze
+from vetdp.engine.float_shims import adopt, keeping_symbols
 from vetdp.engine.polynomial import ProbPoly, poly_value
 from vetdp.engine.symbolic import (
     MAX_FLOAT,
     Box,
+    EscapeRefused,
+    Infeasible,
     Leaf,
     Split,
     SymFloat,
@@ -217,14 +220,46 @@ class _Claim:
 
 
 def _construct(build: Callable[[dict], Any], params: dict) -> Any:
-    """The measurement, or the :class:`_Rejected` outcome of a constructor that raised (or exited)."""
+    """The measurement, or the :class:`_Rejected` outcome of a constructor that raised (or exited).
+
+    A constructor that raises with symbolic parameters (outside a fork, whose assumed answers may not hold at the
+    run's point) is run again at that point with plain floats. Only when it raises the same type of exception
+    there is the refusal the region's outcome; otherwise the exception came from code that cannot take a symbolic
+    float (``Fraction(x)``, a C extension), and the region is left open with the reason, to the sampled search
+    (never a finding)."""
     try:
         m = build(params)
-    except (Split, KeyboardInterrupt, GeneratorExit):
-        raise
+    except (Split, Infeasible, EscapeRefused, KeyboardInterrupt, GeneratorExit):
+        raise  # the exploration's own signals, never the constructor's outcome
     except BaseException as e:  # noqa: BLE001 - the constructor's refusal (or exit) is the region's outcome
-        return _Rejected(f"{type(e).__name__}: {e}")
+        symbolic = [v for v in params.values() if isinstance(v, SymFloat)]
+        if not symbolic or current_exploration().forked:  # a fork's run is the code's path only where its
+            return _Rejected(f"{type(e).__name__}: {e}")      # assumptions hold, maybe not at the run's point
+        if _adopted_along(e.__traceback__):  # a module that tests isinstance(x, float): run the region again
+            raise current_exploration().rerun(f"{type(e).__name__} with symbolic parameters ({e}) in a module that "
+                                              "now takes them as floats") from None
+        concrete = _construct(build, {k: v.value if isinstance(v, SymFloat) else v for k, v in params.items()})
+        if isinstance(concrete, _Rejected) and concrete.error.startswith(f"{type(e).__name__}:"):
+            return _Rejected(f"{type(e).__name__}: {e}")
+        raise current_exploration().leave_open(f"the constructor raised {type(e).__name__} with symbolic parameters "
+                                               f"only ({e}) at {_where(e.__traceback__)}") from None
     return getattr(m, "inner", m)
+
+
+def _where(tb: Any) -> str:
+    """file:line of the innermost frame of a traceback."""
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else "?"
+
+
+def _adopted_along(tb: Any) -> bool:
+    """Whether a module of the traceback's frames was given the float that keeps symbols now."""
+    adopted = False
+    while tb is not None:
+        adopted |= adopt(tb.tb_frame, calling=False)
+        tb = tb.tb_next
+    return adopted
 
 
 def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
@@ -1132,6 +1167,13 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
     universal = spec.universal
     bases = list(universal.bases(deep))
     report = UniversalReport(spec.name, tuple(sorted(universal.floats(bases[0]))) if bases else ())
+    with keeping_symbols():  # a module calling float() on a symbolic parameter keeps it symbolic
+        _explore_bases(report, spec, build, bases, deep, budget, region_budget, on_base)
+    return report
+
+
+def _explore_bases(report: UniversalReport, spec: Any, build: Callable[[dict], Any], bases: list[dict], deep: bool,
+                   budget: int, region_budget: int, on_base: Callable[[int, int], None] | None) -> None:
     failing_bases = 0
     for i, base in enumerate(bases):
         if on_base is not None:
@@ -1155,7 +1197,6 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
             for c in UNIVERSAL_CLAUSES:
                 judge.unexplored(c, Box.of({n: _WHOLE_LINE for n in valid}), why)
         failing_bases += sum(len(c.failed) for c in report.clauses.values()) > before
-    return report
 
 
 class UniversalEngineError(RuntimeError):
