@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.stats
-from _enumeration_helpers import FixedBytesSource, bernoulli_reference, choice_distribution
+from _enumeration_helpers import FixedBytesSource, bernoulli_reference, byte_distribution, choice_distribution
 
 from vetdp.core.measurement import BitVectorDomain, DiscreteDistance, DomainError
 from vetdp.impl import (
@@ -25,7 +25,14 @@ from vetdp.impl import (
 )
 from vetdp.sampling import batch as B
 from vetdp.sampling import primitives as P
-from vetdp.sampling.sources import BranchingSource, RandomSource, RecordingSource, SeededSource, use_source
+from vetdp.sampling.sources import (
+    BranchingSource,
+    PathLimitExceeded,
+    RandomSource,
+    RecordingSource,
+    SeededSource,
+    use_source,
+)
 
 ALPHA = 1e-6  # per binomial test; seeds are fixed, so the outcome is deterministic
 TINY = 5e-324
@@ -99,12 +106,37 @@ def test_bernoulli_batch_bad_arguments_raise_before_reading(prob, count, exc):
     assert rec.bytes_read == 0
 
 
-def test_batch_samplers_refuse_branching_source():
-    with use_source(BranchingSource()):
-        with pytest.raises(TypeError, match="cannot be enumerated"):
-            B.sample_bernoulli_batch(0.5, 2)
-        with pytest.raises(TypeError, match="cannot be enumerated"):
-            B.sample_uniform_int_below_batch(3, 2)
+def _independent(law: dict, count: int) -> dict:
+    """The law of ``count`` independent draws from ``law``, as tuples."""
+    out = {(): Fraction(1)}
+    for _ in range(count):
+        out = {t + (v,): p * q for t, p in out.items() for v, q in law.items() if q}
+    return out
+
+
+@pytest.mark.parametrize("prob", [0.0, 1.0, 0.3, TINY, 1 - 2.0**-53])
+def test_bernoulli_batch_enumerates_to_independent_scalar_laws(prob):
+    # the engine's source (branching over the primitives' outcomes): the exact law of the batch, not a refusal
+    law = choice_distribution(lambda: tuple(B.sample_bernoulli_batch(prob, 3).tolist()))
+    assert law == _independent({True: Fraction(prob), False: 1 - Fraction(prob)}, 3)
+
+
+def test_bernoulli_batch_byte_algorithm_enumerates_to_the_same_law():
+    # branching over bytes (65,536 paths): the batch's own byte algorithm, two cells, has the product law too
+    law = byte_distribution(lambda: tuple(B.sample_bernoulli_batch(0.75, 2).tolist()))
+    assert law == _independent({True: Fraction(3, 4), False: Fraction(1, 4)}, 2)
+
+
+def test_uniform_batch_enumerates_to_independent_uniform_laws():
+    law = choice_distribution(lambda: tuple(B.sample_uniform_int_below_batch(3, 2).tolist()))
+    assert law == _independent({v: Fraction(1, 3) for v in range(3)}, 2)
+    assert choice_distribution(lambda: tuple(B.sample_uniform_int_below_batch(1, 4).tolist())) == {(0,) * 4: 1}
+    # n >= 2**20: the int64 array fixes a lazily drawn value, 2**40 values: the run halts at the engine's path
+    # limit (a budget the engine reports), never with an exception recorded as the code's outcome
+    source = BranchingSource()
+    with use_source(source), pytest.raises(PathLimitExceeded):
+        B.sample_uniform_int_below_batch(2**40, 1)
+    assert isinstance(source.halted, PathLimitExceeded)
 
 
 # ------------------------------------------------------------------ (b) first-set-bit table

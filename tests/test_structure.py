@@ -19,10 +19,12 @@ from vetdp.core.measurement import BitVectorDomain, bitvector_domain, discrete_d
 from vetdp.engine.divergence import Verdict, compare_claim, ln_ratio_bracket
 from vetdp.engine.enumerate import enumerate_law
 from vetdp.engine.structure import (
+    ExactWorkExceeded,
     NotStructured,
     decide_renyi,
     delta_at_ratio,
     discover_product_structure,
+    exact_work,
     pair_classes,
     privacy_loss_distribution,
     renyi_moment_bracket,
@@ -506,3 +508,66 @@ def test_worst_delta_beyond_e_to_the_832_is_exact_not_clamped():
     assert 0 < lo <= hi and hi - lo < lo * Fraction(1, 2**100)
     # only y = x counts: δ = (1 − q)² − e^1000·q², and e^1000 < 2^1443
     assert (1 - q) ** 2 - 2**1443 * q**2 <= lo and hi <= (1 - q) ** 2
+
+
+# ------------------------------------------------------------------ the exact arithmetic's work budget
+
+# the red team's k_rappor at a subnormal flip probability (ε = 4.3e156): every probability a multiple of 2**-1074,
+# so a product of k coordinates' laws holds rationals of about 1074·k bits
+SUBNORMAL_K_RAPPOR = {"epsilon": 4.2770907296516885e+156, "k": 13, "m": 13, "constant_time": False}
+
+
+def _subnormal_structure(k: int):
+    from vetdp.impl.k_rappor import make_k_rappor
+
+    meas = make_k_rappor(bitvector_domain(max_weight=k, length=k), discrete_distance(),
+                         SUBNORMAL_K_RAPPOR["epsilon"])
+    return discover_product_structure(meas.function, k), meas.input_domain
+
+
+def test_exact_work_is_counted_in_word_operations_the_same_every_run_and_ends_past_its_budget():
+    structure, domain = _subnormal_structure(13)
+    x, x2 = pair_classes(structure, domain)[0]
+    spent = []
+    for _ in range(2):
+        with exact_work(10**12) as used:
+            pld = privacy_loss_distribution(structure, x, x2)
+        spent.append(used())
+    assert spent[0] == spent[1] > 10**6  # a count of work, not of time
+    with pytest.raises(ExactWorkExceeded, match="--exact-work"), exact_work(spent[0] - 1):
+        privacy_loss_distribution(structure, x, x2)
+    assert privacy_loss_distribution(structure, x, x2) == pld  # outside a block nothing is counted or refused
+    with pytest.raises(ExactWorkExceeded), exact_work(10**5):
+        renyi_worst(structure, domain, 2)
+
+
+def test_curve_clauses_at_subnormal_flips_end_undecided_at_their_work_budget_never_by_time():
+    # red team: at k = 65 privacy.rdp, .pld and .dominated ran until the wall-clock limit stopped them (exit 2). At
+    # k = 13 they need 2.4e8 to 8.2e8 word operations; 5e6 lets the worst pair be decided and ends the three
+    from vetdp.engine.results import Status
+    from vetdp.engine.runner import RunConfig, check_measurement_spec
+    from vetdp.engine.spec import find_spec
+    from vetdp.impl.k_rappor import make_k_rappor
+
+    cfg = RunConfig(max_examples=1, max_regions=0, exact_work=5 * 10**6)
+    results = {r.check: r for r in check_measurement_spec(find_spec("k_rappor"), ctor=make_k_rappor, cfg=cfg,
+                                                          only_params=SUBNORMAL_K_RAPPOR)}
+    for clause in ("privacy.rdp", "privacy.pld", "privacy.dominated"):
+        assert results[clause].status is Status.UNDECIDED, (clause, results[clause].message)
+        assert "5,000,000 word operations (--exact-work" in results[clause].message
+    assert results["privacy.sound"].status is Status.PASS, results["privacy.sound"].message
+    assert not any(r.status is Status.STOPPED for r in results.values())
+
+
+def test_verify_reports_the_exact_work_budget_it_ran_out_of_with_exit_one():
+    import json
+
+    from click.testing import CliRunner
+
+    from vetdp.cli import main
+
+    argv = ["verify", "k_rappor", "--impl", "vetdp.impl:make_k_rappor", "--params", json.dumps(SUBNORMAL_K_RAPPOR),
+            "--max-regions", "0", "--exact-work", "5000000"]
+    res = CliRunner().invoke(main, argv, catch_exceptions=False)
+    assert res.exit_code == 1, res.output
+    assert "undecided" in res.output and "--exact-work" in res.output and "stopped" not in res.output

@@ -245,6 +245,7 @@ SOUND = [
     (RR, unseen_rr.keep_below_1074_bit_uniform, {"categories": list(range(40)), "prob": 0.5}),
     (BV, unseen_bitvec.numpy_array_output, None),
     (BV, unseen_bitvec.list_output_via_mask, None),
+    (BV, unseen_bitvec.mask_from_batch_sampler, None),
     (BV, unseen_bitvec.coins_from_geometric_buffer, BV3),  # the search: test_geometric_buffer_coins_searched
     (BV, unseen_bitvec.map_by_log_and_log1p, None),
     (BV, unseen_bitvec.flip_by_coin_of_f_and_fair_coin, _bv(2, 1, 3 * SUBNORMAL)),
@@ -304,7 +305,8 @@ def test_geometric_buffer_coins_searched(name, undecided_allowed):
 
 
 @pytest.mark.parametrize("spec_name,module,name", [(RR, unseen_rr, "coin_first_then_skip"),
-                                                   (BV, unseen_bitvec, "numpy_array_output")])
+                                                   (BV, unseen_bitvec, "numpy_array_output"),
+                                                   (BV, unseen_bitvec, "mask_from_batch_sampler")])
 def test_sound_variant_passes_verify_from_the_command_line(tmp_path, spec_name, module, name):
     out = tmp_path / "r.json"
     result = invoke("verify", spec_name, "--impl", ref(module, name), "--max-examples", "3", "--json", str(out))

@@ -28,6 +28,7 @@ from vetdp.core.measurement import (
     Measurement,
 )
 from vetdp.impl.randomized_response_bitvec import RANDOMIZED_RESPONSE_BITVEC_EPSILON
+from vetdp.sampling.batch import sample_bernoulli_batch
 from vetdp.sampling.primitives import sample_bernoulli_float, sample_geometric_buffer
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     # sound
     "numpy_array_output",
     "list_output_via_mask",
+    "mask_from_batch_sampler",
     "coins_from_geometric_buffer",
     "map_by_log_and_log1p",
     "map_constant_beyond_distance_one",
@@ -341,6 +343,23 @@ def list_output_via_mask(input_domain, input_metric, f, constant_time=False):
         return [bool(int(b) ^ v) for b, v in zip(bits, mask, strict=True)]
 
     return _measurement(input_domain, k, function, _standard_map(_epsilon(q, k, m)), "list_output_via_mask",
+                        {"f": f, "constant_time": constant_time})
+
+
+def mask_from_batch_sampler(input_domain, input_metric, f, constant_time=False):
+    """Sound: the k flips are drawn at once with vetdp's ``sample_bernoulli_batch`` (the scalar coin when
+    constant_time, which the batch sampler does not offer) and XORed into the report as a NumPy mask."""
+    k, m, f, constant_time = _validated(input_domain, input_metric, f, constant_time)
+    q = half_rounded_up(f)
+
+    def function(bits):
+        if constant_time:
+            mask = np.array([sample_bernoulli_float(q, True) for _ in range(k)], dtype=bool)
+        else:
+            mask = sample_bernoulli_batch(q, k)
+        return tuple((np.array(bits, dtype=bool) ^ mask).tolist())
+
+    return _measurement(input_domain, k, function, _standard_map(_epsilon(q, k, m)), "mask_from_batch_sampler",
                         {"f": f, "constant_time": constant_time})
 
 

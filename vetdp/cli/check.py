@@ -48,10 +48,21 @@ def removed_time_budget(*replacements: str) -> Callable[[Callable], Callable]:
 
 def work_budget_options(f: Callable) -> Callable:
     """The enumeration's work budgets: ``--max-paths`` (runs of the code per input and pass), ``--max-choices``
-    (random choices per run) and ``--max-steps`` (choices per input in all). Running out of one leaves a clause
-    undecided, with the options named."""
-    from vetdp.engine.budgets import BEST_FIRST_MAX_CHOICES, DEFAULT_BUDGET, DEFAULT_MAX_REGIONS, DEFAULT_MAX_STEPS
+    (random choices per run) and ``--max-steps`` (choices per input in all), and ``--exact-work`` (the exact
+    arithmetic of one clause on a product's laws). Running out of one leaves a clause undecided, with the options
+    named."""
+    from vetdp.engine.budgets import (
+        BEST_FIRST_MAX_CHOICES,
+        DEFAULT_BUDGET,
+        DEFAULT_EXACT_WORK,
+        DEFAULT_MAX_REGIONS,
+        DEFAULT_MAX_STEPS,
+    )
 
+    f = click.option("--exact-work", type=click.IntRange(1, 10**15), default=DEFAULT_EXACT_WORK, show_default=True,
+                     help="Word operations of one clause's exact rational arithmetic on a product's laws (the worst "
+                     "pair's programme, Rényi moments, privacy-loss distributions): an operation on rationals of n "
+                     "and m 64-bit words counts n·m + 1. Past it the clause is undecided.")(f)
     f = click.option("--max-regions", type=click.IntRange(0, 10**9), default=DEFAULT_MAX_REGIONS, show_default=True,
                      help="Runs of the code on symbolic parameters per pass over one base of a spec's universal "
                      "exploration (search.universal): each decides a region of the float parameters for every value "
@@ -379,7 +390,8 @@ def _check_stages(project: Project, options: CheckOptions, specs: list, runner: 
 @dask_options
 @report_options
 def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, max_paths: int, max_choices: int,
-          max_steps: int, max_regions: int, time_limit: float, config_path: str | None, project_dir: str | None,
+          max_steps: int, max_regions: int, exact_work: int, time_limit: float, config_path: str | None,
+          project_dir: str | None,
           workers: int | None,
           scheduler: str | None, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Check every spec, proof and provider of the project; exit 0 pass, 1 violation, 2 error or stopped.
@@ -397,7 +409,7 @@ def check(pattern: str | None, deep: bool, seed: int, z3_rlimit: int | None, max
             options = CheckOptions(deep=deep, pattern=pattern, seed=seed, deep_only=tuple(gate.get("deep_only", ())),
                                    loose_map_warns=gate.get("loose_map", "fail") == "warn", z3_rlimit=z3_rlimit,
                                    max_paths=max_paths, max_choices=max_choices, max_steps=max_steps,
-                                   max_regions=max_regions,
+                                   max_regions=max_regions, exact_work=exact_work,
                                    time_limit=time_limit)
             specs = discover_specs(project)  # a spec module that cannot be imported is a usage error, up front
             load_refs(r for r in project.providers if r != PROOFS_PROVIDER)  # a broken provider too

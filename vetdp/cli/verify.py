@@ -147,13 +147,15 @@ def _is_own_constructor(spec, ctor) -> bool:
 @report_options
 def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, variance_ref: str | None,
            params_text: str | None, deep: bool, max_examples: int | None, seed: int, samples: int | None,
-           strict: bool, max_paths: int, max_choices: int, max_steps: int, max_regions: int, time_limit: float,
+           strict: bool, max_paths: int, max_choices: int, max_steps: int, max_regions: int, exact_work: int,
+           time_limit: float,
            workers: int | None,
            scheduler: str | None, json_path: str | None, junit_path: str | None, markdown_path: str | None) -> None:
     """Vet another implementation of a mechanism against our SPEC.
 
     Exit 0: every clause passed (warnings allowed); 1: a violation or an undecided clause (a work budget ran
-    out: --max-paths, --max-steps, --max-choices); 2: bad usage, an engine error, or a clause stopped by --time-limit.
+    out: --max-paths, --max-steps, --max-choices, --exact-work); 2: bad usage, an engine error, or a clause stopped
+    by --time-limit.
     """
     from vetdp.engine.adapter import adapter_builder
     from vetdp.engine.estimators import check_estimator_spec
@@ -211,7 +213,8 @@ def verify(spec_name: str, impl_ref: str | None, adapter_ref: str | None, varian
     cfg = RunConfig(deep=deep, max_examples=max_examples, seed=seed, impl_ref=target.strip(), strict_messages=strict,
                     fallback_opaque=not (extra.get("opaque", False) or strict), reference_law=True,
                     loose_map=Status.FAIL if strict else Status.WARNING, budget=max_paths, max_depth=max_choices,
-                    max_steps=max_steps, max_regions=max_regions, time_limit=time_limit, **extra)
+                    max_steps=max_steps, max_regions=max_regions, exact_work=exact_work, time_limit=time_limit,
+                    **extra)
     if (workers is not None or scheduler is not None) and isinstance(spec, EstimatorSpec):
         raise click.UsageError("--workers/--scheduler apply to mechanism specs")
     if workers is not None and scheduler is not None:

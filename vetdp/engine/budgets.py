@@ -14,7 +14,7 @@ from __future__ import annotations
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_MAX_CHOICES", "BEST_FIRST_MAX_CHOICES", "DEFAULT_MAX_STEPS", "DEFAULT_TIME_LIMIT",
            "CHAIN_WORK", "DEFAULT_MAX_REGIONS", "DISTANCE_SWEEP", "STATE_CALLS",
-           "MAX_GRID_BITS"]
+           "MAX_GRID_BITS", "DEFAULT_EXACT_WORK"]
 
 DEFAULT_BUDGET = 200_000  # runs of the function per input and enumeration pass (--max-paths)
 DEFAULT_MAX_CHOICES = 10_000  # choices in one run of the exhaustive pass; deeper trees go best-first
@@ -22,6 +22,9 @@ BEST_FIRST_MAX_CHOICES = 100_000  # choices in one run (--max-choices); a deeper
 # random choices per input over all runs, replayed prefixes included (--max-steps): the enumeration's total work,
 # which a deep tree makes quadratic in its depth (a loop of n coins explored best-first: about n²/2)
 DEFAULT_MAX_STEPS = 20_000_000
+# word operations of one clause's exact rational arithmetic on a product's laws (--exact-work): an operation on
+# rationals of n and m 64-bit words counts n·m + 1 (vetdp.engine.structure.exact_work)
+DEFAULT_EXACT_WORK = 2 * 10**9
 # the buffling category chains' work (--chain-work): multiply-adds of their convolutions and binomial windows over
 # all refining passes; a pass that would go past it is abandoned for the bracket already certified. The seed's grid
 # needs at most 7.95e9 at a point (k = 6, m = 10^6, p = 0.3; benchmarks/bench_work.py --chains): a margin of 12

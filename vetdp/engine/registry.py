@@ -37,6 +37,7 @@ class CheckOptions:
     max_choices: int | None = None
     max_steps: int | None = None
     max_regions: int | None = None  # --max-regions: the universal exploration's runs per base (0: off)
+    exact_work: int | None = None  # --exact-work: word operations of one clause's exact arithmetic on a product
     time_limit: float | None = None
 
     def selected(self, name: str) -> bool:

@@ -65,6 +65,7 @@ from vetdp.core.measurement import AtomDomain, BitVectorDomain, DiscreteDistance
 from vetdp.engine.budgets import (
     BEST_FIRST_MAX_CHOICES,
     DEFAULT_BUDGET,
+    DEFAULT_EXACT_WORK,
     DEFAULT_MAX_REGIONS,
     DEFAULT_MAX_STEPS,
     DEFAULT_TIME_LIMIT,
@@ -107,8 +108,10 @@ from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.results import CheckResult, Status
 from vetdp.engine.spec import BadParams, MeasurementSpec
 from vetdp.engine.structure import (
+    ExactWorkExceeded,
     NotStructured,
     discover_product_structure,
+    exact_work,
     pair_classes,
     pair_terms,
     pld_of_terms,
@@ -149,6 +152,8 @@ class RunConfig:
     budget: int = DEFAULT_BUDGET  # enumeration paths per input and pass (--max-paths)
     max_depth: int = BEST_FIRST_MAX_CHOICES  # random choices one run may make (--max-choices); deeper: residual
     max_steps: int = DEFAULT_MAX_STEPS  # random choices per input over all runs, replays included (--max-steps)
+    # word operations of one clause's exact rational arithmetic on a product's laws (--exact-work)
+    exact_work: int = DEFAULT_EXACT_WORK
     # a spec's universal exploration (spec.universal): symbolic runs per pass over one base (--max-regions); 0: off
     max_regions: int = DEFAULT_MAX_REGIONS
     seed: int = 0  # seeds the parameter search too: another seed explores other parameter sets
@@ -176,7 +181,7 @@ class RunConfig:
     build: Callable[[dict], Any] | None = None  # replaces spec.build(ctor, params), e.g. verify --adapter
 
     def __post_init__(self) -> None:
-        for name in ("budget", "max_depth", "max_steps"):
+        for name in ("budget", "max_depth", "max_steps", "exact_work"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}={value!r} must be an int in [1, inf)")
@@ -317,9 +322,11 @@ class _Clauses:
         self.current = None
         progress.note(", ".join(names))
         try:
-            with deadline(self.cfg.time_limit):
+            with deadline(self.cfg.time_limit), exact_work(self.cfg.exact_work):
                 self.out.update(fn())
             return True
+        except ExactWorkExceeded as e:  # a work budget: undecided, the same on every machine
+            self.out.update(dict.fromkeys(names, Finding(False, f"undecided: {e}", undecided=True)))
         except DeadlineExceeded:
             where = None if self.current is None else {"x": show(self.current)}
             doing = ", ".join(names) + (f" evaluating M({show(self.current)!r})" if self.current is not None else "")

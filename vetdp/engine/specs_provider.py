@@ -33,7 +33,7 @@ def check_specs(options: CheckOptions, specs: Sequence[MeasurementSpec | Estimat
     result, never an exception."""
     budgets = {name: value for name, value in (("budget", options.max_paths), ("max_depth", options.max_choices),
                                                ("max_steps", options.max_steps), ("max_regions", options.max_regions),
-                                               ("time_limit", options.time_limit))
+                                               ("exact_work", options.exact_work), ("time_limit", options.time_limit))
                if value is not None}
     cfg = RunConfig(deep=options.deep, seed=options.seed,
                     loose_map=Status.WARNING if options.loose_map_warns else Status.FAIL, **budgets)

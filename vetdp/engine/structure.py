@@ -33,13 +33,15 @@ that rational, compared with a claim by interval arithmetic
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import hashlib
 import itertools
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -51,7 +53,7 @@ __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discove
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
            "privacy_loss_distribution", "pld_of_terms", "delta_at_ratio", "pair_classes", "worst_delta",
-           "worst_delta_of_laws", "pair_terms", "joint_terms"]
+           "worst_delta_of_laws", "pair_terms", "joint_terms", "ExactWorkExceeded", "exact_work"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
 
@@ -418,20 +420,71 @@ def worst_pair(structure: ProductStructure, domain: BitVectorDomain) -> WorstPai
     return WorstPair(best_ratio, tuple(x), tuple(x2), tuple(y), structure.law_of(x, y), structure.law_of(x2, y))
 
 
+# ------------------------------------------------------------------ the work of exact arithmetic
+
+class ExactWorkExceeded(Exception):
+    """A decision's exact rational arithmetic needed more than its work budget (:func:`exact_work`)."""
+
+    def __init__(self, budget: int):
+        super().__init__(f"the exact rational arithmetic needed more than {budget:,} word operations (--exact-work; "
+                         "an operation on rationals of n and m 64-bit words counts n·m)")
+        self.budget = budget
+
+
+_METER: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("vetdp_exact_work", default=None)
+
+
+@contextlib.contextmanager
+def exact_work(budget: int) -> Iterator[Callable[[], int]]:
+    """Bound the exact arithmetic of the products' decisions inside the block (the worst pair's and Rényi moments'
+    programme, the convolution of privacy-loss distributions, δ at a ratio) by ``budget`` word operations: an
+    operation on rationals of n and m 64-bit words (numerator and denominator) counts n·m + 1 (a sum or product
+    of rationals with its gcd counts once per operation it makes), so the count follows the cost of the big-integer
+    arithmetic and is the same on every machine. Past it the operation raises
+    :class:`ExactWorkExceeded`. Outside such a block nothing is counted. Yields a function returning the work
+    spent so far."""
+    meter = [0, budget]
+    token = _METER.set(meter)
+    try:
+        yield lambda: meter[0]
+    finally:
+        _METER.reset(token)
+
+
+def _words(r: Factor) -> int:
+    return 1 if r is None else (r.numerator.bit_length() + r.denominator.bit_length()) // 64 + 1
+
+
+def _charge(r: Factor, s: Factor) -> None:
+    """Count one operation on ``r`` and ``s`` (of n and m words) as n·m + 1 against the current :func:`exact_work`
+    budget."""
+    meter = _METER.get()
+    if meter is not None:
+        meter[0] += _words(r) * _words(s) + 1
+        if meter[0] > meter[1]:
+            raise ExactWorkExceeded(meter[1])
+
+
 # ------------------------------------------------------------------ the worst pair of a product, by groups
 
 Factor = Fraction | None  # a per-coordinate factor >= 0; None is +inf
 
 
 def _times(r: Factor, s: Factor) -> Factor:
+    _charge(r, s)
     return None if r is None or s is None else r * s
 
 
-def _power(r: Factor, n: int) -> Factor:
-    return Fraction(1) if n == 0 else (None if r is None else r**n)
+def _powers(r: Factor, n: int) -> list[Factor]:
+    """[r^0, r^1, ..., r^n], each from the one before."""
+    out: list[Factor] = [Fraction(1)]
+    for _ in range(n):
+        out.append(_times(out[-1], r))
+    return out
 
 
 def _better(a: Factor, b: Factor) -> bool:  # a > b, None = +inf
+    _charge(a, b)
     return b is not None and (a is None or a > b)
 
 
@@ -444,13 +497,14 @@ def _maximise(groups: list[tuple[tuple, list[int]]], cap: int) -> tuple[Factor, 
     state is the weights (Σa, Σb) so far)."""
     states: dict[tuple[int, int], tuple[Factor, tuple]] = {(0, 0): (Fraction(1), ())}
     for row, members in groups:
-        f10, f01 = row[0], row[1]
         n = len(members)
+        p10, p01 = _powers(row[0], min(n, cap)), _powers(row[1], min(n, cap))
         nxt: dict[tuple[int, int], tuple[Factor, tuple]] = {}
         for (w, w2), (r, splits) in states.items():
             for a in range(min(n, cap - w) + 1):
+                ra = _times(r, p10[a])
                 for b in range(min(n - a, cap - w2) + 1):
-                    total = _times(_times(r, _power(f10, a)), _power(f01, b))
+                    total = _times(ra, p01[b])
                     key = (w + a, w2 + b)
                     old = nxt.get(key)
                     if old is None or _better(total, old[0]):
@@ -532,6 +586,7 @@ def _moment(terms: PairTerms, power: Callable[[Fraction], tuple[Fraction, Fracti
     for p, q, n in terms:
         if q == 0:
             return None, None
+        _charge(p, q)
         f_lo, f_hi = power(p / q)
         lo, hi = lo + n * p * f_lo, hi + n * p * f_hi
     return lo, hi
@@ -709,6 +764,8 @@ def convolve(a: PLD, b: PLD, max_atoms: int = 100_000) -> PLD:
     for r, p in a.items():
         for s, q in b.items():
             key = _times(r, s)
+            _charge(p, q)  # the product, and again the sum
+            _charge(p, q)
             out[key] = out.get(key, Fraction(0)) + p * q
             if len(out) > max_atoms:
                 raise NotStructured(f"the privacy-loss distribution has more than {max_atoms} distinct losses")
@@ -744,6 +801,9 @@ def delta_at_ratio(pld: PLD, threshold: Fraction) -> Fraction:
     """δ at e^ε = ``threshold``: Σ_y max(0, P(y) − threshold·Q(y)) = Σ_r P(r)·max(0, 1 − threshold/r), exactly."""
     total = Fraction(0)
     for r, p in pld.items():
+        _charge(r, p)  # the quotient, the product and the sum
+        _charge(r, p)
+        _charge(r, p)
         if r is None:
             total += p
         elif r > threshold:

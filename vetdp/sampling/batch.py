@@ -4,7 +4,13 @@ They read the same byte source as the scalar primitives and have the same exact
 semantics: cell ``c`` of :func:`sample_bernoulli_batch` receives one byte per round until
 a byte is non-zero, exactly the byte sequence the variable-time
 :func:`~vetdp.sampling.primitives.sample_bernoulli_float` would read, and answers as it
-would. They cannot run under the engine's branching source (use the scalar forms there).
+would. Cells read disjoint bytes, so the cells of one call are independent and each has the
+scalar primitive's law; the same holds for :func:`sample_uniform_int_below_batch`.
+
+Under the engine's enumerating source (a :class:`~vetdp.sampling.sources.BranchingSource`
+that branches over the primitives' outcomes) each cell is therefore drawn through the scalar
+primitive, so the engine enumerates the exact law of code that calls a batch sampler. Under a
+source that branches over bytes, the byte-level algorithm runs as it is.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from vetdp.sampling.primitives import (
     _validate_probability,
     bernoulli_bytes_needed,
     expansion_bits,
+    sample_bernoulli_float,
+    sample_uniform_int_below,
     uniform_attempt_bytes,
 )
 from vetdp.sampling.sources import BranchingSource, current_source
@@ -29,11 +37,9 @@ __all__ = ["sample_bernoulli_batch", "sample_uniform_int_below_batch", "BatchCel
 _FIRST_BIT = np.array([0] + [9 - b.bit_length() for b in range(1, 256)], dtype=np.int16)
 
 
-def _byte_source():
-    source = current_source()
-    if isinstance(source, BranchingSource):
-        raise TypeError("batch samplers cannot be enumerated; the engine uses the scalar primitives")
-    return source
+def _enumerating(source) -> bool:
+    """Whether ``source`` is the engine's, branching over the primitives' outcomes rather than bytes."""
+    return isinstance(source, BranchingSource) and not source.branch_bytes
 
 
 def _check_count(name: str, n: object) -> int:
@@ -70,7 +76,8 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
     decided at its first non-zero byte, at 1-based bit position ``G``, and answers bit
     ``G`` of ``prob``'s binary expansion. Rounds stop after ``bernoulli_bytes_needed(prob)``
     bytes, as the scalar form does; cells still undecided answer False (True when prob
-    is 1). With ``record``, :attr:`BatchCellBytes.last` keeps each cell's bytes.
+    is 1). With ``record``, :attr:`BatchCellBytes.last` keeps each cell's bytes (None under
+    the engine's enumerating source, where each cell is a scalar draw and reads no bytes).
 
     The first round, which decides 255 of every 256 cells, maps each byte to its answer
     through one 256-entry table, in chunks of :data:`FIRST_ROUND_CHUNK` cells read in
@@ -78,7 +85,10 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
     """
     p = _validate_probability(prob)
     count = _check_count("count", count)
-    source = _byte_source()
+    source = current_source()
+    if _enumerating(source):  # the cells' law is the scalar one's, cell by cell (module docstring)
+        BatchCellBytes.last = None
+        return np.array([sample_bernoulli_float(p) for _ in range(count)], dtype=bool)
     table = _answer_table(p)
     rounds = bernoulli_bytes_needed(p)
     cells = [bytearray() for _ in range(count)] if record else None
@@ -113,7 +123,10 @@ def sample_bernoulli_batch(prob: float, count: int, record: bool = False) -> np.
 
 
 def sample_uniform_int_below_batch(n: int, count: int) -> np.ndarray:
-    """``count`` independent integers uniform on [0, n), exactly (vectorised rejection)."""
+    """``count`` independent integers uniform on [0, n), exactly (vectorised rejection).
+
+    Each cell makes the scalar form's attempts (:func:`~vetdp.sampling.primitives.uniform_attempt`, the same
+    width) on its own bytes until one is accepted. Preconditions: ``n`` an int in [1, 2**62]."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"n={n!r} must be an int, not {type(n).__name__}")
     if n < 1:
@@ -121,7 +134,9 @@ def sample_uniform_int_below_batch(n: int, count: int) -> np.ndarray:
     if n > 2**62:
         raise ValueError(f"n={n!r} must be at most 2**62 for the batch sampler")
     count = _check_count("count", count)
-    source = _byte_source()
+    source = current_source()
+    if _enumerating(source):  # int(): a lazily drawn value (n >= 2**20) is fixed, as the int64 array holds it
+        return np.array([int(sample_uniform_int_below(n)) for _ in range(count)], dtype=np.int64)
     out = np.zeros(count, dtype=np.int64)
     if n == 1:
         return out
