@@ -568,15 +568,3 @@ def test_a_failure_of_vetdps_own_computation_in_the_exploration_is_an_engine_err
     monkeypatch.undo()
     report, row = _explore_universally(spec, spec.load_constructor(), RunConfig())
     assert row.status.value == "pass", row.message
-
-
-def test_open_points_for_the_concrete_search_come_from_bases_spread_to_the_longest():
-    # a defect only at long lengths left open by the exploration (no product structure) must reach the concrete
-    # clauses at a long base, not only at the first bases' points
-    report = universal.UniversalReport("x", ("f",))
-    report.samples = [{"k": k, "f": 0.25 * i} for k in range(1, 39) for i in range(3)]
-    assert [p["k"] for p in report.parameter_sets()] == [1, 13, 26, 38]
-    report.witnesses = [{"k": 5, "f": 0.5}]
-    assert [p["k"] for p in report.parameter_sets(open_points=2)] == [5, 1, 38]
-    report.witnesses, report.samples = [], [{"k": 1, "f": 0.25 * i} for i in range(6)]  # one base: its first points
-    assert [p["f"] for p in report.parameter_sets()] == [0.0, 0.25, 0.5, 0.75]

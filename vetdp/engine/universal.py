@@ -132,13 +132,12 @@ class UniversalReport:
     stopped: str = ""
 
     def parameter_sets(self, limit: int = 8, open_points: int = 4) -> list[dict]:
-        """Parameter sets for the sampled search: the witnesses first, then points of open regions, at most
-        ``open_points`` of those and ``limit`` in all (distinct). The open points come one per base first, from
-        bases spread evenly between the first (smallest) and the last (largest), so that a region left open on a
-        long base is checked concretely too; the spec's own search draws further points of every region."""
+        """Parameter sets for the sampled search: the witnesses first, then points of open regions of the first
+        (smallest) bases, at most ``open_points`` of those and ``limit`` in all (distinct). The spec's own search
+        draws further points of every region."""
         out: list[dict] = []
         seen: set[str] = set()
-        pool = self.witnesses + self._spread_samples(open_points)
+        pool = self.witnesses + self.samples[:open_points]
         for p in pool:
             key = repr(sorted(p.items()))
             if key not in seen:
@@ -147,15 +146,6 @@ class UniversalReport:
             if len(out) >= limit:
                 break
         return out
-
-    def _spread_samples(self, n: int) -> list[dict]:
-        first_of_base: dict[str, dict] = {}
-        for p in self.samples:
-            first_of_base.setdefault(repr(sorted((k, repr(v)) for k, v in p.items() if k not in self.floats)), p)
-        bases = list(first_of_base.values())
-        if len(bases) > n:
-            bases = [bases[i] for i in sorted({round(j * (len(bases) - 1) / max(n - 1, 1)) for j in range(n)})]
-        return (bases + [p for p in self.samples if all(p is not b for b in bases)])[:n]
 
     def describe(self, clause: str) -> str:
         """One line: where the clause was proved for every value, where it fails, where it is open and why."""
