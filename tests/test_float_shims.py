@@ -171,3 +171,14 @@ def test_a_band_behind_isnan_and_math_isfinite_is_caught_with_a_witness_inside_i
     universal_row = _rows(float_idioms.finite_checked_band)["search.universal"]
     assert universal_row.status == "fail", universal_row.message
     assert float_idioms.FLOAT_BAND[0] < universal_row.witness["prob"] < float_idioms.FLOAT_BAND[1]
+
+
+def test_code_drawing_outside_the_primitives_is_not_explored_symbolically():
+    from vetdp.engine.runner import RunConfig, check_measurement_spec
+
+    spec = find_spec("randomized_response_bool")
+    rows = {r.check: r for r in check_measurement_spec(spec, float_idioms.secrets_exact,
+                                                       RunConfig(max_examples=3, fallback_opaque=True))}
+    universal_row = rows["search.universal"]
+    assert universal_row.status == "warning" and "outside vetdp's primitives" in universal_row.message
+    assert "secrets.randbelow" in universal_row.message

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 from decimal import Decimal
 from fractions import Fraction
 from math import isnan
@@ -13,7 +14,7 @@ from math import isnan
 from vetdp.impl.randomized_response_bool import make_randomized_response_bool
 
 __all__ = ["FLOAT_BAND", "float_band", "isinstance_checked", "fraction_checked", "finite_checked_band",
-           "fraction_band", "decimal_checked"]
+           "fraction_band", "decimal_checked", "secrets_exact"]
 
 FLOAT_BAND = (0.7301, 0.7302)  # float_band's band of prob, open at both ends
 
@@ -71,3 +72,17 @@ def decimal_checked(prob: float, constant_time: bool = False):
     if prob != prob or abs(prob) == float("inf") or Decimal(prob) < Decimal("0.5"):
         raise ValueError(f"prob={prob!r} must be a finite float >= 1/2")
     return make_randomized_response_bool(prob, constant_time)
+
+
+def secrets_exact(prob: float, constant_time: bool = False):
+    """Sound (as opaque code): keeps the truth when secrets.randbelow(den) < num, prob = num/den exactly; its
+    randomness is invisible to vetdp's symbolic laws, so the universal exploration must not judge them."""
+    m = make_randomized_response_bool(float(prob), constant_time)
+    num, den = Fraction(float(prob)).as_integer_ratio()
+
+    def function(truth: bool) -> bool:
+        return truth if secrets.randbelow(den) < num else not truth
+
+    import dataclasses
+
+    return dataclasses.replace(m, function=function)

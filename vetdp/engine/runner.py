@@ -52,7 +52,7 @@ import os
 import random
 import shlex
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -1086,6 +1086,15 @@ _UNIVERSAL_SETS = 8  # parameter sets the universal exploration hands the concre
 _COVERAGE_ARGUMENTS = ("the law given the public draws", "decided over all")
 
 
+def _foreign_sources(cache: Mapping[str, Mapping[str, Finding]]) -> list[str]:
+    """The sources outside vetdp's primitives that the concrete runs saw the code draw from (none: [])."""
+    for findings in cache.values():
+        f = findings.get("randomness.through_primitives")
+        if f is not None and isinstance(f.witness, dict) and f.witness.get("sources"):  # failed, or audited instead
+            return list(f.witness["sources"])
+    return []
+
+
 def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig
                          ) -> tuple[UniversalReport | None, CheckResult]:
     """The spec's universal exploration (:mod:`vetdp.engine.universal`) and its ``search.universal`` row.
@@ -1128,8 +1137,9 @@ def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunC
         return report, row(Status.FAIL, f"{'; '.join(failing)} ({scope})\n" + "\n".join(reproduce),
                            witness=report.witnesses[0])
     if any(report.clauses[c].open for c in UNIVERSAL_CLAUSES) or report.stopped:
-        return report, row(Status.WARNING, f"{'; '.join(lines)} ({scope}; open regions are checked at sampled "
-                                            "points)")
+        return report, row(Status.WARNING, f"{'; '.join(lines)} ({scope}; open regions are checked concretely "
+                                            "only at the few points handed to the sampled search and where it "
+                                            "draws: not a proof there)")
     return report, row(Status.PASS, f"{'; '.join(lines)} ({scope})")
 
 
@@ -1221,7 +1231,14 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     # the exploration runs the code after the sampled search, so that code keeping state between calls is judged
     # by the concrete clauses first, in the state a fresh run gives it; its witnesses are then checked concretely
     if visit(candidates) and explore:
-        universal, universal_row = _explore_universally(spec, ctor, cfg)
+        foreign = _foreign_sources(cache)
+        if foreign:  # the symbolic laws would see none of those draws: a wrong law, never a finding
+            universal_row = CheckResult(spec.name, "search.universal", Status.WARNING, subject="every parameter value",
+                                        message="not explored symbolically: the code draws randomness outside vetdp's "
+                                                f"primitives ({', '.join(foreign)}), which its symbolic laws cannot "
+                                                "see; the concrete clauses decide")
+        else:
+            universal, universal_row = _explore_universally(spec, ctor, cfg)
         if universal is not None:
             chosen = universal.parameter_sets(limit=_UNIVERSAL_SETS)
             visit(chosen)
