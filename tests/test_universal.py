@@ -568,3 +568,12 @@ def test_a_failure_of_vetdps_own_computation_in_the_exploration_is_an_engine_err
     monkeypatch.undo()
     report, row = _explore_universally(spec, spec.load_constructor(), RunConfig())
     assert row.status.value == "pass", row.message
+
+
+def test_a_witness_outside_the_preconditions_is_reported_not_handed_to_the_concrete_clauses():
+    # the spec's accountant refuses prob < 1/t: checking the witness concretely was an engine error (exit 2)
+    rows = _rows(_spec("randomized_response", [{"categories": [0, 1]}]), uv.rr_accepts_below_one_over_t)
+    universal_row = rows["search.universal"]
+    assert universal_row.status == "fail" and "accepts parameters outside" in universal_row.message
+    assert universal_row.witness["prob"] < 0.5
+    assert not [r for r in rows.values() if r.status == "error"], [r.message for r in rows.values()]

@@ -8,6 +8,7 @@ start with "Defect:" (the clause that must fail, and where) or "Sound:" (several
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from vetdp.core.measurement import (
     AtomDomain,
@@ -29,7 +30,7 @@ from vetdp.sampling.primitives import sample_bernoulli_float
 __all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
            "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "k_rappor_nudged_min",
            "k_rappor_doubled_side", "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band",
-           "RAPPOR_P_BAND", "RAPPOR_F_BAND", "RAPPOR_LOOSE_BAND"]
+           "RAPPOR_P_BAND", "RAPPOR_F_BAND", "RAPPOR_LOOSE_BAND", "rr_accepts_below_one_over_t"]
 
 BAND = (0.2515, 0.2525)  # bitvec_band's band of f, open at both ends
 LOOSE_BAND = (0.8, 0.8 + 2.0**-20)  # bool_loose_band's band of prob, open at both ends
@@ -267,3 +268,14 @@ def rappor_strict_floor(input_domain, input_metric, f, p, q, constant_time=False
     if not (p_ >= RAPPOR_STRICT_FLOOR or p_ * (1 - r) + r * q_ >= RAPPOR_STRICT_FLOOR):  # as vetdp decides it
         raise ValueError(f"p* below 2**-999 at f={f!r}, p={p!r}, q={q!r}")
     return m
+
+
+def rr_accepts_below_one_over_t(categories, prob):
+    """Defect (precondition.regions): accepts prob down to 1/t − 10**-15 (a tolerance), where the spec's law and
+    accountants are not defined; vetdp's mechanism is then built at max(prob, 1/t rounded up)."""
+    from vetdp.impl.randomized_response import make_randomized_response
+
+    t = len(categories)
+    if not prob >= 1 / t - 1e-15:
+        raise ValueError(f"prob={prob!r} must be at least 1/{t}")
+    return make_randomized_response(categories, max(prob, math.nextafter(1 / t, 1.0)))

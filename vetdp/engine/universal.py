@@ -129,15 +129,19 @@ class UniversalReport:
         default_factory=lambda: {c: ClauseCoverage() for c in UNIVERSAL_CLAUSES})
     witnesses: list[dict] = dataclasses.field(default_factory=list)  # values where a clause fails
     samples: list[dict] = dataclasses.field(default_factory=list)  # values of regions left open, to check concretely
+    # witnesses outside the spec's preconditions (code accepting them): the spec's law and accountants are not
+    # defined there, so they are not handed to the concrete clauses (the search.universal row reports them)
+    invalid_witnesses: list[dict] = dataclasses.field(default_factory=list)
     stopped: str = ""
 
     def parameter_sets(self, limit: int = 8, open_points: int = 4) -> list[dict]:
-        """Parameter sets for the sampled search: the witnesses first, then points of open regions of the first
-        (smallest) bases, at most ``open_points`` of those and ``limit`` in all (distinct). The spec's own search
-        draws further points of every region."""
+        """Parameter sets for the sampled search: the witnesses first (but those outside the spec's preconditions),
+        then points of open regions of the first (smallest) bases, at most ``open_points`` of those and ``limit``
+        in all (distinct). The spec's own search draws further points of every region."""
         out: list[dict] = []
         seen: set[str] = set()
-        pool = self.witnesses + self.samples[:open_points]
+        pool = [w for w in self.witnesses if not any(w is v for v in self.invalid_witnesses)]
+        pool += self.samples[:open_points]
         for p in pool:
             key = repr(sorted(p.items()))
             if key not in seen:
@@ -698,8 +702,9 @@ class _Judge:
         if where == "in":
             pre.proved.append(box)
             return box
-        pre.failed.append((box, self.witness(_outside_point(box, self.valid)),
-                           "accepts parameters outside the spec's valid ranges"))
+        point = self.witness(_outside_point(box, self.valid))
+        self.report.invalid_witnesses.append(point)
+        pre.failed.append((box, point, "accepts parameters outside the spec's valid ranges"))
         return None if where == "out" else _clip(box, self.valid)
 
     def law(self, box: Box, result: Any) -> bool:
