@@ -266,6 +266,22 @@ def _adopted_along(tb: Any) -> bool:
     return adopted
 
 
+def _confirm_raised(build: Callable[[dict], Any], params: dict, inputs: list, laws: dict, budget: int) -> None:
+    """Where the code raised on symbolic values (e.g. ``Fraction(p)`` at a draw), its law at the run's point with
+    plain floats must raise the same types; otherwise the exception is the symbolic values', not the code's, and the
+    region is left open (never failed)."""
+    if current_exploration().forked:
+        return
+    plain = _construct(build, {k: v.value if isinstance(v, SymFloat) else v for k, v in params.items()})
+    raised = {x: sorted(o.type for o in law if isinstance(o, Raised)) for x, law in laws.items()}
+    if not isinstance(plain, _Rejected):
+        concrete = {freeze(x): symbolic_law(lambda x=x: plain(x), budget) for x in inputs}
+        if all(sorted(o.type for o in concrete[x] if isinstance(o, Raised)) == raised[x] for x in laws):
+            return
+    kinds = sorted({t for ts in raised.values() for t in ts})
+    raise current_exploration().leave_open(f"the code raised {', '.join(kinds)} with symbolic parameters only")
+
+
 def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
              valid: Mapping[str, tuple[float, float]]) -> Callable[[dict], Any]:
     accepts = spec.universal.accepts
@@ -293,6 +309,8 @@ def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
             return _Structured(None, None, f"bit vectors of length {longest} are decided from the product structure "
                                            "only, and the code's input domain states no length to read it at")
         laws = {freeze(x): symbolic_law(lambda x=x: inner(x), budget) for x in inputs}
+        if any(isinstance(o, Raised) for law in laws.values() for o in law):
+            _confirm_raised(build, params, inputs, laws, budget)
         reference = None if spec.law is None else {freeze(x): spec.law(params, x) for x in inputs}
         admissible = []
         box = current_exploration().box
