@@ -21,11 +21,13 @@ from vetdp.engine.enumerate import enumerate_law
 from vetdp.engine.structure import (
     ExactWorkExceeded,
     NotStructured,
+    convolve,
     decide_renyi,
     delta_at_ratio,
     discover_product_structure,
     exact_work,
     pair_classes,
+    pld_power,
     privacy_loss_distribution,
     renyi_moment_bracket,
     renyi_worst,
@@ -369,6 +371,30 @@ def test_renyi_of_non_integer_order_encloses_brute_force():
     assert max(lo for lo, _ in brute) <= worst.upper and worst.lower <= max(hi for _, hi in brute)
 
 
+@pytest.mark.parametrize("atoms", [
+    {Fraction(3): Fraction(3, 4), Fraction(1, 3): Fraction(1, 4)},  # randomized response's two losses
+    {Fraction(2): Fraction(1, 2), Fraction(1): Fraction(1, 4), None: Fraction(1, 4)},  # an infinite loss
+    {Fraction(5, 2): Fraction(5, 8)},  # one atom (not a law: the power is still the product)
+    {Fraction(2): Fraction(1, 8), Fraction(1, 2): Fraction(1, 8), Fraction(4): Fraction(3, 8),
+     Fraction(1, 4): Fraction(3, 8)},  # losses that coincide across splits (2·1/2 = 4·1/4)
+])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 13])
+def test_pld_power_equals_convolving_the_coordinate_n_times(atoms, n):
+    expected = {Fraction(1): Fraction(1)}
+    for _ in range(n):
+        expected = convolve(expected, atoms)
+    assert pld_power(atoms, n) == expected
+
+
+def test_pld_power_refuses_more_splits_than_its_atom_bound_and_a_negative_count():
+    atoms = {Fraction(2): Fraction(1, 4), Fraction(3): Fraction(1, 4), Fraction(5): Fraction(1, 2)}
+    with pytest.raises(NotStructured, match="more than 10 atoms"):
+        pld_power(atoms, 4, max_atoms=10)  # C(6, 2) = 15 splits
+    assert len(pld_power(atoms, 3, max_atoms=10)) == 10
+    with pytest.raises(ValueError, match="n=-1"):
+        pld_power(atoms, -1)
+
+
 def test_pld_of_the_worst_pair_at_128_bits_equals_the_binomial_formula():
     from math import comb
 
@@ -530,13 +556,16 @@ def test_exact_work_is_counted_in_word_operations_the_same_every_run_and_ends_pa
     x, x2 = pair_classes(structure, domain)[0]
     spent = []
     for _ in range(2):
+        fresh, _ = _subnormal_structure(13)  # a structure keeps its PLDs: a second call on it costs nothing
         with exact_work(10**12) as used:
-            pld = privacy_loss_distribution(structure, x, x2)
+            pld = privacy_loss_distribution(fresh, x, x2)
         spent.append(used())
-    assert spent[0] == spent[1] > 10**6  # a count of work, not of time
+    assert spent[0] == spent[1] > 10**5  # a count of work, not of time
     with pytest.raises(ExactWorkExceeded, match="--exact-work"), exact_work(spent[0] - 1):
         privacy_loss_distribution(structure, x, x2)
     assert privacy_loss_distribution(structure, x, x2) == pld  # outside a block nothing is counted or refused
+    with exact_work(1) as used:
+        assert privacy_loss_distribution(structure, x, x2) == pld and used() == 0  # kept
     with pytest.raises(ExactWorkExceeded), exact_work(10**5):
         renyi_worst(structure, domain, 2)
 
@@ -571,3 +600,38 @@ def test_verify_reports_the_exact_work_budget_it_ran_out_of_with_exit_one():
     res = CliRunner().invoke(main, argv, catch_exceptions=False)
     assert res.exit_code == 1, res.output
     assert "undecided" in res.output and "--exact-work" in res.output and "stopped" not in res.output
+
+
+def _every_split_maximum(groups, cap):
+    best = Fraction(0)
+    ranges = [[(a, b) for a in range(len(m) + 1) for b in range(len(m) - a + 1)] for _, m in groups]
+    for splits in itertools.product(*ranges):
+        if sum(a for a, _ in splits) > cap or sum(b for _, b in splits) > cap:
+            continue
+        total = Fraction(1)
+        for ((f10, f01), _), (a, b) in zip(groups, splits, strict=True):
+            for f, e in ((f10, a), (f01, b)):
+                if e and (total is None or f is None):
+                    total = None
+                elif e:
+                    total *= f**e
+        if best is not None and (total is None or total > best):
+            best = total
+    return best
+
+
+def test_the_worst_split_by_corners_of_the_last_group_equals_every_split():
+    from vetdp.engine.structure import _maximise
+
+    rng = random.Random(2026)
+    factors = [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(2), Fraction(7, 2), None]
+    for _ in range(300):
+        sizes = [rng.randint(1, 4) for _ in range(rng.randint(1, 3))]
+        groups, start = [], 0
+        for n in sizes:
+            groups.append(((rng.choice(factors), rng.choice(factors)), list(range(start, start + n))))
+            start += n
+        cap = rng.randint(0, start)
+        value, splits = _maximise(groups, cap)
+        assert value == _every_split_maximum(groups, cap), (groups, cap)
+        assert sum(a for a, _ in splits) <= cap and sum(b for _, b in splits) <= cap

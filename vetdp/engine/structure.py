@@ -52,7 +52,7 @@ from vetdp.sampling.sources import BranchingSource, use_source
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
-           "privacy_loss_distribution", "pld_of_terms", "delta_at_ratio", "pair_classes", "worst_delta",
+           "privacy_loss_distribution", "pld_power", "pld_of_terms", "delta_at_ratio", "pair_classes", "worst_delta",
            "worst_delta_of_laws", "pair_terms", "joint_terms", "ExactWorkExceeded", "exact_work"]
 
 MAX_TABLE = 4096  # entries of one symbolic value's table; larger dependence is not a product structure
@@ -494,23 +494,33 @@ def _maximise(groups: list[tuple[tuple, list[int]]], cap: int) -> tuple[Factor, 
     ``groups`` lists ``((f10, f01, ...), members)``: the factor a coordinate of the group contributes
     when x's bit is 1 and x''s is 0 (f10) or the reverse (f01); equal bits contribute 1. Returns the
     largest product and, per group, the split (a_g, b_g) that attains it (a dynamic programme whose
-    state is the weights (Σa, Σb) so far)."""
+    state is the weights (Σa, Σb) so far). The last group tries only the corners of its polytope
+    {a <= A, b <= B, a + b <= n}: a product f10^a · f01^b is monotone in a and in b, so its largest value there
+    is at a = 0, A or n − B with b as large or as small as allowed (:func:`_corners`)."""
     states: dict[tuple[int, int], tuple[Factor, tuple]] = {(0, 0): (Fraction(1), ())}
-    for row, members in groups:
+    for g, (row, members) in enumerate(groups):
         n = len(members)
         p10, p01 = _powers(row[0], min(n, cap)), _powers(row[1], min(n, cap))
         nxt: dict[tuple[int, int], tuple[Factor, tuple]] = {}
+        last = g == len(groups) - 1
         for (w, w2), (r, splits) in states.items():
-            for a in range(min(n, cap - w) + 1):
-                ra = _times(r, p10[a])
-                for b in range(min(n - a, cap - w2) + 1):
-                    total = _times(ra, p01[b])
-                    key = (w + a, w2 + b)
-                    old = nxt.get(key)
-                    if old is None or _better(total, old[0]):
-                        nxt[key] = (total, splits + ((a, b),))
+            big_a, big_b = min(n, cap - w), min(n, cap - w2)
+            pairs = (_corners(n, big_a, big_b) if last else
+                     ((a, b) for a in range(big_a + 1) for b in range(min(n - a, big_b) + 1)))
+            for a, b in pairs:
+                total = _times(_times(r, p10[a]), p01[b])
+                key = (w + a, w2 + b)
+                old = nxt.get(key)
+                if old is None or _better(total, old[0]):
+                    nxt[key] = (total, splits + ((a, b),))
         states = nxt
     return max(states.values(), key=lambda item: (item[0] is None, item[0] or 0))
+
+
+def _corners(n: int, big_a: int, big_b: int) -> list[tuple[int, int]]:
+    """The integer corners of {0 <= a <= big_a, 0 <= b <= big_b, a + b <= n} (big_a, big_b <= n), each once."""
+    return list(dict.fromkeys([(0, 0), (big_a, 0), (0, big_b), (big_a, min(big_b, n - big_a)),
+                               (min(big_a, n - big_b), big_b)]))
 
 
 def _check_domain(structure: ProductStructure, domain: BitVectorDomain) -> int:
@@ -772,19 +782,63 @@ def convolve(a: PLD, b: PLD, max_atoms: int = 100_000) -> PLD:
     return out
 
 
+def pld_power(c: PLD, n: int, max_atoms: int = 100_000) -> PLD:
+    """The PLD of ``n`` independent coordinates that each have the PLD ``c``, exactly: by the multinomial theorem,
+    the atom Π r_i^{n_i} gets probability n!/Π n_i! · Π p_i^{n_i} for every split n = Σ n_i over c's atoms (r_i, p_i),
+    one term per split where convolving ``n`` times costs a pass over the growing distribution per coordinate.
+
+    Raises :class:`NotStructured` when there are more than ``max_atoms`` splits."""
+    if n < 0:
+        raise ValueError(f"n={n} must be a count >= 0")
+    atoms = list(c.items())
+    if math.comb(n + len(atoms) - 1, max(len(atoms) - 1, 0)) > max_atoms:
+        raise NotStructured(f"the privacy-loss distribution of {n} like coordinates has more than {max_atoms} atoms")
+    ratios = [_powers(r, n) for r, _ in atoms]
+    probabilities = [_powers(p, n) for _, p in atoms]
+    out: PLD = {}
+
+    def split(i: int, left: int, ratio: Factor, probability: Fraction) -> None:
+        if i == len(atoms) - 1:
+            key = _times(ratio, ratios[i][left])
+            _charge(probability, probabilities[i][left])  # the product, and the sum
+            _charge(probability, probabilities[i][left])
+            out[key] = out.get(key, Fraction(0)) + probability * probabilities[i][left]
+            return
+        for take in range(left + 1):
+            _charge(probability, probabilities[i][take])
+            split(i + 1, left - take, _times(ratio, ratios[i][take]),
+                  probability * probabilities[i][take] * math.comb(left, take))
+
+    if atoms:
+        split(0, n, Fraction(1), Fraction(1))
+    return out
+
+
 def privacy_loss_distribution(structure: ProductStructure, x: Sequence[bool], x_prime: Sequence[bool],
                               max_atoms: int = 100_000) -> PLD:
     """The exact privacy-loss distribution of M(x) against M(x'): the convolution of the coordinates'.
 
     Keys are likelihood ratios P[M(x)=y]/P[M(x')=y] (None: P[M(x')=y] = 0), values their probability
-    under M(x); coordinates where x and x' agree contribute nothing (ratio 1 with probability 1)."""
+    under M(x); coordinates where x and x' agree contribute nothing (ratio 1 with probability 1). Coordinates
+    with the same PLD are taken together (:func:`pld_power`), and a structure's PLDs are kept for its other
+    clauses (read-only: callers must not change the returned dict)."""
     if len(x) != structure.length or len(x_prime) != structure.length:
         raise ValueError(f"x and x_prime must have length {structure.length}, got {len(x)} and {len(x_prime)}")
-    out: PLD = {Fraction(1): Fraction(1)}
+    key = (tuple(bool(b) for b in x), tuple(bool(b) for b in x_prime), max_atoms)
+    cache = structure.__dict__.setdefault("_plds", {})  # frozen dataclass: a cache outside its fields
+    if key in cache:
+        return cache[key]
+    alike: dict[tuple, tuple[PLD, int]] = {}
     for c in structure.coordinates:
-        b, b2 = bool(x[c.index]), bool(x_prime[c.index])
+        b, b2 = key[0][c.index], key[1][c.index]
         if c.inputs and b != b2:
-            out = convolve(out, coordinate_pld(_side_laws(c, b), _side_laws(c, b2)), max_atoms)
+            one = coordinate_pld(_side_laws(c, b), _side_laws(c, b2))
+            same = tuple(sorted(one.items(), key=repr))
+            alike[same] = (one, alike[same][1] + 1 if same in alike else 1)
+    out: PLD = {Fraction(1): Fraction(1)}
+    for one, n in alike.values():
+        out = convolve(out, pld_power(one, n, max_atoms), max_atoms)
+    cache[key] = out
     return out
 
 
