@@ -577,3 +577,63 @@ def test_a_witness_outside_the_preconditions_is_reported_not_handed_to_the_concr
     assert universal_row.status == "fail" and "accepts parameters outside" in universal_row.message
     assert universal_row.witness["prob"] < 0.5
     assert not [r for r in rows.values() if r.status == "error"], [r.message for r in rows.values()]
+
+
+# ------------------------------------------------------------------ the short point handed to the concrete clauses
+
+def _significant_bits(x: float) -> int:
+    m = Fraction(abs(x))
+    return (m.numerator >> ((m.numerator & -m.numerator).bit_length() - 1)).bit_length() if x else 0
+
+
+@pytest.mark.parametrize(("lo", "hi", "expected"), [
+    (5e-324, 1.0, 0.5),  # the median float is near 1e-154, whose exact powers are long
+    (0.0, 1.0, 0.5),
+    (0.25, 0.5, 0.375),  # strictly inside
+    (-3.0, -0.1, -1.0),
+    (-5.0, 5.0, 1.0),  # positive before negative, never 0 while another value is inside
+    (2.0, 1e300, 4.0),
+    (0.7301, 0.7302, 0.7301025390625),
+    (1.0, 1.0000000000000002, 1.0),  # nothing strictly inside: lo
+    (1.0, 1.0, 1.0),
+])
+def test_simplest_float_examples(lo, hi, expected):
+    from vetdp.engine.symbolic import simplest_float
+
+    assert simplest_float(lo, hi) == expected
+
+
+def test_simplest_float_is_strictly_inside_and_no_float_between_has_fewer_bits():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from vetdp.engine.symbolic import float_from_key, float_key, simplest_float
+
+    finite = st.floats(allow_nan=False, allow_infinity=False)
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(finite, finite)
+    def check(a, b):
+        lo, hi = min(a, b, key=float_key), max(a, b, key=float_key)
+        c = simplest_float(lo, hi)
+        if float_key(hi) - float_key(lo) < 2:
+            assert c == lo
+            return
+        assert float_key(lo) < float_key(c) < float_key(hi)
+        assert c != 0 or (lo <= 0 <= hi and float_key(hi) - float_key(lo) <= 3)
+        # the neighbours that share c's sign have at least as many bits; the median and both inner ends too
+        inside = [float_from_key(k) for k in (float_key(lo) + 1, float_key(hi) - 1,
+                                               (float_key(lo) + float_key(hi)) // 2)]
+        assert all(_significant_bits(c) <= _significant_bits(x) for x in inside if x * c > 0), (lo, hi, c)
+
+    check()
+
+
+def test_an_open_region_is_handed_on_at_its_short_point():
+    from vetdp.engine.symbolic import Box
+
+    box = Box((("f", 5e-324, 1.0),))
+    assert box.point()["f"] < 1e-150 and box.simple_point() == {"f": 0.5}
+    ordered = Box((("p", 0.0, 1.0), ("q", 0.0, 1.0)), orders=(("p", "q", True),))._tight()
+    env = ordered.simple_point()  # p = q = 0.5 breaks p < q: the median point instead
+    assert ordered.contains(env) and env == ordered.point()

@@ -119,6 +119,38 @@ def _median(lo: float, hi: float) -> float:
     return float_from_key((float_key(lo) + float_key(hi)) // 2)
 
 
+def simplest_float(lo: float, hi: float) -> float:
+    """The float strictly inside (lo, hi) with the fewest significant bits, the nearest to 1 in magnitude among
+    those, positive before negative and never 0 when another value is inside; ``lo`` when nothing is strictly inside.
+
+    A typical value whose exact arithmetic stays short (0.5 in (2**-1074, 1), where the median float is near
+    1e-154): the point to hand a region to the concrete clauses at, whose exact rationals grow with the bits of
+    the parameters."""
+    if float_key(hi) - float_key(lo) < 2:
+        return lo
+    a, b = float_from_key(float_key(lo) + 1), float_from_key(float_key(hi) - 1)
+    if b > 0:
+        return _simplest_positive(max(a, 5e-324), b)
+    if a < 0:
+        return -_simplest_positive(max(-b, 5e-324), -a)
+    return a  # only zeros inside
+
+
+def _simplest_positive(a: float, b: float) -> float:
+    """:func:`simplest_float` on [a, b] with 0 < a <= b."""
+    low, high = math.frexp(a)[1] - 1, math.frexp(b)[1] - 1  # a in [2**low, 2**(low+1)), b likewise
+    if low != high or a == math.ldexp(1.0, low):  # a power of two inside: the one nearest to 1
+        first = low if a == math.ldexp(1.0, low) else low + 1
+        return math.ldexp(1.0, min(max(0, first), high))
+    x, y = Fraction(a), Fraction(b)
+    for bits in range(1, 54):  # one binade: the coarsest grid 2**(low + 1 - bits) with a point in [a, b]
+        step = Fraction(2) ** (low + 1 - bits)
+        c = math.ceil(x / step) * step
+        if c <= y:
+            return float(c)
+    return a
+
+
 # ------------------------------------------------------------------ regions
 
 @dataclasses.dataclass(frozen=True)
@@ -208,6 +240,12 @@ class Box:
                     least = math.nextafter(env[a], math.inf) if strict else env[a]
                     env[b] = _median(max(self[b][0], least, key=float_key), self[b][1])
         return env
+
+    def simple_point(self) -> dict[str, float]:
+        """A point of the region with short parameters (:func:`simplest_float` of each interval), for the
+        concrete clauses; :meth:`point` where the orders rule it out."""
+        env = {n: simplest_float(lo, hi) for n, lo, hi in self.ranges}
+        return env if self.contains(env) else self.point()
 
     def corners(self, names: tuple[str, ...]) -> Iterator[dict[str, float]]:
         """Every corner of the box in the parameters ``names`` (the others at their points); with orders, some

@@ -490,8 +490,9 @@ def _value(t: Expr, env: Mapping[str, float]) -> float | None:
 
 
 def _probe_points(box: Box) -> Iterator[dict[str, float]]:
-    """Points of a region at which to look for a numeric difference: its point, its corners, and the floats next
-    to its ends (where rounding classes change)."""
+    """Points of a region at which to look for a numeric difference: its short point (the witness to hand on, cheap
+    to check exactly), its point, its corners, and the floats next to its ends (where rounding classes change)."""
+    yield box.simple_point()
     yield box.point()
     yield from (env for env in box.corners(box.names) if box.contains(env))
     for n, lo, hi in box.ranges:
@@ -756,7 +757,7 @@ class _Judge:
             return True
         cov.open.append((box, "the code's probabilities are other float terms than the reference's, equal at every "
                               "probed value and not proved equal by z3"))
-        self.sample(box.point())
+        self.sample(box.simple_point())
         return False
 
     def _structure(self, cov: ClauseCoverage, box: Box, result: _Structured) -> bool:
@@ -764,7 +765,7 @@ class _Judge:
         coordinate law (then the law of every input is the reference product law)."""
         if result.coordinates is None:
             cov.open.append((box, result.why))
-            self.sample(box.point())
+            self.sample(box.simple_point())
             return False
         undecided = None
         equal: set[tuple] = set()  # coordinate laws already shown equal to the reference (most bits share one)
@@ -792,7 +793,7 @@ class _Judge:
                     undecided = f"output bit {c.index}'s probabilities are other float terms than the reference's"
         if undecided is not None:
             cov.open.append((box, undecided))
-            self.sample(box.point())
+            self.sample(box.simple_point())
             return False
         cov.proved.append(box)
         return True
@@ -824,16 +825,16 @@ class _Judge:
                 cov.proved.append(box)
             else:
                 cov.open.append((box, "the map is not the spec's constant here; checked at this point"))
-                self.sample(box.point())
+                self.sample(box.simple_point())
         elif leaf.escapes:
             e = leaf.escapes[0]
             cov.open.append((box, f"the map pins its parameters to a point ({e.what} at {e.where})"))
-            self.sample(box.point())
+            self.sample(box.simple_point())
         else:
             cov.open.append((box, f"the map ({_term(result.claim)}) is not the spec's constant "
                                   f"({' or '.join(_term(c) for c in result.constants or (result.constant,))}) "
                                   "term for term"))
-            self.sample(box.point())
+            self.sample(box.simple_point())
 
     def claim_forks(self, spec: Any, box: Box, forks: list[Leaf], law: Any,
                     claim_at: Callable[[dict], Any] | None = None) -> None:
@@ -857,7 +858,7 @@ class _Judge:
                    "split the region further, so its sides do not cover every value")
             for clause in ("privacy.sound", "privacy.tight"):
                 self.report.clauses[clause].open.append((box, why))
-            self.sample(box.point())
+            self.sample(box.simple_point())
             return
         proved = law is not None and all(
             not isinstance(leaf.result, _Rejected) and leaf.result.constant is not None and not leaf.escapes
@@ -868,7 +869,7 @@ class _Judge:
         else:
             cov.open.append((box, f"a comparison left undecided near a crossing, explored with each answer "
                                   f"({said}): not every side's map is an admissible constant term for term"))
-            self.sample(box.point())
+            self.sample(box.simple_point())
         self._tight_forks(spec, box, forks, law, claim_at)
 
     def _tight_forks(self, spec: Any, box: Box, forks: list[Leaf], law: Any,
@@ -910,7 +911,7 @@ class _Judge:
             return
         cov.open.append((box, "a comparison left undecided near a crossing, explored with each answer: "
                               + "; ".join(whys)))
-        self.sample(box.point())
+        self.sample(box.simple_point())
 
     def _fails_on_the_code(self, spec: Any, law: Any, env: dict, claim_at: Callable[[dict], Any] | None
                            ) -> str | None:
@@ -943,7 +944,7 @@ class _Judge:
             cov.failed.append((leaf.box, self.witness(outcome.witness), outcome.why))
         else:
             cov.open.append((leaf.box, outcome.why))
-            self.sample(leaf.box.point())
+            self.sample(leaf.box.simple_point())
 
     def _tight_outcome(self, spec: Any, box: Box, claim: Any, law: Any) -> TightOutcome:
         """privacy.tight of the map ``claim`` on ``box``: proved, failed at a witness, or open with the reason.
