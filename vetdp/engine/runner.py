@@ -327,6 +327,9 @@ class _Clauses:
             return True
         except ExactWorkExceeded as e:  # a work budget: undecided, the same on every machine
             self.out.update(dict.fromkeys(names, Finding(False, f"undecided: {e}", undecided=True)))
+        except NotStructured as e:  # a size bound of the product's exact computation (e.g. too many pair classes)
+            self.out.update(dict.fromkeys(names, Finding(False, f"undecided: the exact computation over the code's "
+                                                         f"product structure is too large: {e}", undecided=True)))
         except DeadlineExceeded:
             where = None if self.current is None else {"x": show(self.current)}
             doing = ", ".join(names) + (f" evaluating M({show(self.current)!r})" if self.current is not None else "")
