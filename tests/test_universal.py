@@ -208,6 +208,43 @@ def test_the_word_size_bug_is_caught_at_65_bits_and_not_at_64():
     assert "output bit 64" in failed[0][2]
 
 
+def test_a_map_short_only_past_128_bits_fails_privacy_sound_with_a_short_witness():
+    # the law is vetdp's; the map's Hamming bound caps the weight at 64. At k = 129, m = 65 the map is 128/129 of
+    # the loss of a listed pair at distance 129, for every f: failed on the region, at f = 0.5 (its short point),
+    # not left open because the map is another formula than the spec's constant
+    spec = _spec("randomized_response_bitvec", [{"k": 128, "m": 65, "constant_time": False},
+                                                {"k": 129, "m": 64, "constant_time": False},
+                                                {"k": 129, "m": 65, "constant_time": False}])
+    report = _explore(spec, uv.bitvec_map_weight_capped)
+    failed = report.clauses["privacy.sound"].failed
+    assert [(w["k"], w["m"], w["f"]) for _, w, _ in failed] == [(129, 65, 0.5)], report.describe("privacy.sound")
+    assert "below the loss" in failed[0][2] and "Hamming distance 129" in failed[0][2]
+    assert len(report.clauses["privacy.sound"].proved) == 2  # k = 128 and m = 64: the cap changes nothing
+    # privacy.tight holds (a map below the loss is tight); its identity is refused numerically, not by sympy
+    assert not report.clauses["privacy.tight"].failed
+
+
+def test_a_wrong_multiple_of_a_129th_power_is_refused_without_sympy_expanding_it(monkeypatch):
+    import sympy
+
+    from vetdp.engine import tightness
+
+    from vetdp.engine.symbolic import explore_regions
+
+    def run(s):
+        q_atom = ProbPoly.atom(s["f"] / 2)
+        return (1 - q_atom) ** 129, q_atom**129
+
+    leaves, _ = explore_regions(run, {"f": (0.5, 0.5)})
+    p, q = leaves[0].result
+    atom = Op("near_div", (var("f"), Const(2.0)))  # f / 2: the flip probability's term
+    loss = Op("near_ln", (Op("near_div", (Op("near_sub", (Const(1.0), atom)), atom)),))
+    wrong = Op("near_mul", (Const(128.0), loss))  # 128·ln((1 − q)/q) where the pair's loss is 129·ln((1 − q)/q)
+    monkeypatch.setattr(sympy, "expand", lambda *a, **k: pytest.fail("sympy.expand was called"))
+    refused = tightness._Identity(wrong, p, q)
+    assert not refused.holds and "they differ by -0.693147" in refused.why, refused.why
+
+
 def test_sound_variants_with_several_branches_are_proved():
     bitvec = _explore(_spec("randomized_response_bitvec", SMALL_BITVEC), uv.bitvec_branches)
     boolean = _explore(_spec("randomized_response_bool"), uv.bool_branches)

@@ -27,7 +27,7 @@ from vetdp.impl.randomized_response_bitvec import (
 )
 from vetdp.sampling.primitives import sample_bernoulli_float
 
-__all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_branches", "bool_band", "bool_branches",
+__all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_map_weight_capped", "bitvec_branches", "bool_band", "bool_branches",
            "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "k_rappor_nudged_min",
            "k_rappor_doubled_side", "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band",
            "RAPPOR_P_BAND", "RAPPOR_F_BAND", "RAPPOR_LOOSE_BAND", "rr_accepts_below_one_over_t"]
@@ -71,6 +71,15 @@ def bitvec_words(input_domain, input_metric, f, constant_time=False):
     partial word is forgotten when k is not a multiple of 64: those bits are released as they are."""
     return _bitvec(input_domain, input_metric, f, flip_probability,
                    covered=lambda k: k if k <= 64 or k % 64 == 0 else 64 * (k // 64))
+
+
+def bitvec_map_weight_capped(input_domain, input_metric, f, constant_time=False):
+    """Defect (privacy.sound at m > 64 and k > 128 only): the law is vetdp's, but the map's Hamming bound caps the
+    weight at 64, min(2·min(m, 64), k): short by a factor of 129/128 at k = 129, m = 65."""
+    m = _bitvec(input_domain, input_metric, f, flip_probability)
+    k, w = input_domain.length, input_domain.max_weight
+    eps = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"q": flip_probability(f), "d": min(2 * min(w, 64), k)})
+    return dataclasses.replace(m, privacy_map=lambda d: 0.0 if d == 0 else eps.value)
 
 
 def bitvec_branches(input_domain, input_metric, f, constant_time=False):

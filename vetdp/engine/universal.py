@@ -679,6 +679,10 @@ def _clip(box: Box, valid: Mapping[str, tuple[float, float]]) -> Box:
                                                   min(hi, valid[n][1], key=float_key)) for n, lo, hi in box.ranges))
 
 
+def _env_key(env: Mapping[str, float]) -> tuple:
+    return tuple(env.items())
+
+
 def _show_env(env: Mapping[str, float]) -> str:
     return ", ".join(f"{k} = {v!r}" for k, v in env.items())
 
@@ -807,10 +811,11 @@ class _Judge:
         box, result = leaf.box, leaf.result
         if (refute is not None and not isinstance(result, _Rejected) and result.constants
                 and not any(_same_term(result.claim, c) for c in result.constants)):
-            why = refute(box.point(), result.claim)
-            if why is not None:
-                cov.failed.append((box, self.witness(box.point()), why))
-                return
+            for env in dict.fromkeys(map(_env_key, (box.simple_point(), box.point()))):
+                why = refute(dict(env), result.claim)
+                if why is not None:
+                    cov.failed.append((box, self.witness(dict(env)), why))
+                    return
         if isinstance(result, _Rejected):  # the constructor decided otherwise on a second run: not the same code
             cov.failed.append((box, self.witness(box.point()), f"the constructor rejected these parameters on a "
                                                                f"second run: {result.error}"))
@@ -986,20 +991,13 @@ class _Judge:
         listed neighbours (the spec's inputs that are tuples of bools) at the largest Hamming distance D differ by
         D times the worst coordinate log-ratio, a lower bound on the exact loss; a map above its allowance is left
         open (the domain may hold farther pairs), and the witness is sampled."""
-        from vetdp.engine.clauses import pairs_within
         from vetdp.engine.tightness import decide_tight
 
-        point = {**self.fixed, **box.point()}
-        vectors = [x for x in spec.inputs(point) if isinstance(x, tuple) and all(isinstance(b, bool) for b in x)]
-        pairs = pairs_within(spec, point, vectors, spec.d_in)
-        pairs = pairs if pairs is not None else [(a, b) for a in vectors for b in vectors if a != b]
-        if law.reference is None or not pairs:
-            return _tight_outcome(why="no listed pair of bit vectors to read the loss from")
-        far = max(sum(a != b for a, b in zip(x, xp, strict=True)) for x, xp in pairs)
         env = box.point()
-        ratios = [(poly_value(law.reference[b][y], env) / poly_value(law.reference[not b][y], env), b, y)
-                  for b in (False, True) for y in law.reference[b] if poly_value(law.reference[not b][y], env) > 0]
-        _, b, y = max(ratios, key=lambda r: r[0])
+        found = _farthest_listed(spec, self.fixed, law, env)
+        if found is None:
+            return _tight_outcome(why="no listed pair of bit vectors to read the loss from")
+        far, b, y = found
         farthest = {0: {0: law.reference[b][y] ** far}, 1: {0: law.reference[not b][y] ** far}}
         outcome = decide_tight(claim, farthest, lambda env: [(0, 1)], box, self.tight_budget, self.assumed)
         if outcome.proved:
@@ -1294,6 +1292,9 @@ def _judge_leaf(judge: _Judge, spec: Any, build: Callable[[dict], Any], fixed: d
     if isinstance(leaf.result, _Laws):
         def refute(env: dict, claim: Any, laws: dict = leaf.result.laws) -> str | None:
             return _refuted(spec, fixed, laws, env, claim)
+    elif isinstance(leaf.result, _Structured) and is_reference:
+        def refute(env: dict, claim: Any, law: _Structured = leaf.result) -> str | None:
+            return _refuted_by_coordinates(spec, fixed, law, env, claim)
     forked: dict[Box, list[Leaf]] = {}
     for claim_leaf in claims:
         if claim_leaf.assumed:  # forked in the claim pass (the law pass's answers are given, not said again)
@@ -1364,12 +1365,54 @@ def _claim_at(spec: Any, build: Callable[[dict], Any], fixed: dict, env: dict) -
     return leaves[0].result.claim
 
 
+def _farthest_listed(spec: Any, fixed: dict, law: _Structured, env: dict) -> tuple[int, bool, Any] | None:
+    """For a long bit vector whose every output bit follows the reference coordinate law (``law``): the largest
+    Hamming distance D of the spec's listed neighbouring pairs at ``env``, and the input bit b and output bit y of
+    the largest coordinate ratio P[y | b] / P[y | not b] there (then ln of its D-th power is a loss some listed pair
+    reaches, a lower bound on the exact loss); None when nothing is listed."""
+    from vetdp.engine.clauses import pairs_within
+
+    point = {**fixed, **env}
+    vectors = [x for x in spec.inputs(point) if isinstance(x, tuple) and all(isinstance(b, bool) for b in x)]
+    pairs = pairs_within(spec, point, vectors, spec.d_in)
+    pairs = pairs if pairs is not None else [(a, b) for a in vectors for b in vectors if a != b]
+    if law.reference is None or not pairs:
+        return None
+    far = max(sum(a != b for a, b in zip(x, xp, strict=True)) for x, xp in pairs)
+    ratios = [(poly_value(law.reference[b][y], env) / poly_value(law.reference[not b][y], env), b, y)
+              for b in (False, True) for y in law.reference[b] if poly_value(law.reference[not b][y], env) > 0]
+    if not ratios:
+        return None
+    _, b, y = max(ratios, key=lambda r: r[0])
+    return far, b, y
+
+
+def _refuted_by_coordinates(spec: Any, fixed: dict, law: _Structured, env: dict, claim: Any) -> str | None:
+    """Why the map is unsound at ``env`` for a long bit vector that follows the reference coordinate law: its
+    value is below D·ln(P[y | b] / P[y | not b]) (:func:`_farthest_listed`), the loss of a listed pair at Hamming
+    distance D, decided by directed rounding; None when that is not established."""
+    from vetdp.engine.divergence import Verdict, compare_claim, ln_ratio_bracket
+
+    value = _value(claim.term, env) if isinstance(claim, SymFloat) else claim  # the map's float at env
+    found = _farthest_listed(spec, fixed, law, env)
+    if not isinstance(value, float) or found is None:
+        return None
+    far, b, y = found
+    ratio = (poly_value(law.reference[b][y], env) / poly_value(law.reference[not b][y], env)) ** far
+    verdict = compare_claim(value, ln_ratio_bracket(ratio), max_prec=1024)
+    if verdict.verdict is not Verdict.UNSOUND:
+        return None
+    return (f"at {_show_env(env)}: map(1) = {value!r} is below the loss {float(verdict.truth_lo):.17g} of a listed pair "
+            f"at Hamming distance {far} (every output bit follows the reference coordinate law; bit {int(b)} "
+            f"against {int(not b)} gives output bit {y!r} with ratio P/Q to the power {far})")
+
+
 def _refuted(spec: Any, fixed: dict, laws: dict, env: dict, claim: Any) -> str | None:
     """Why the map is unsound at the parameter value ``env`` (its exact loss, from the code's law there, is above the
     map's value), or None when that is not established (sound there, undecided, or a map that raised)."""
     from vetdp.engine.clauses import _loss_finding, pairs_within
 
-    value = claim.value if isinstance(claim, SymFloat) else claim
+    value = _value(claim.term, env) if isinstance(claim, SymFloat) else claim  # the map's float at env
     if not isinstance(value, float):
         return None
     dists = {x: {y: poly_value(q, env) for y, q in law.items()} for x, law in laws.items()}
