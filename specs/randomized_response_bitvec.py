@@ -14,8 +14,8 @@ errors; wrong lengths, heavy or non-bit vectors rejected before randomness, also
 arrays; with constant_time the bytes read never depend on the input.
 Estimators: exact unbiasedness; count variance n(f − f²/2)/(2(1−f)²) per coordinate and
 its k-fold MSE (2025 proof); frequency MSE k(f − f²/2)/(2n(1−f)²) (2024 proof).
-Search: k up to 7 drawn plus pinned k = 8 and k = 128 (10 drawn with --deep); every vector when k <= 4, else a
-subset that holds a pair at the largest Hamming distance min(2m, k); f at the float edges and
+Search: k up to 7 drawn plus pinned k = 9, k = 128 and k = 129 with m = 65 (12 drawn with --deep); every vector
+when k <= 4, else a subset that holds a pair at the largest Hamming distance min(2m, k); f at the float edges and
 n·2**-1074 for every residue of n mod 4, small and large n (on k <= 4; rounding is per bit);
 inputs also as lists, NumPy bool/int64/uint8 arrays and tuples of NumPy integers and bools.
 Proof: proofs/randomized_response_bitvec.md
@@ -290,10 +290,12 @@ def _bad(id_, error, names=("f",), **kw):
 def universal_bases(deep: bool) -> list[dict]:
     """Every (k, m) with k up to 6 and m up to k + 1 (m > k: every vector is in the domain), enumerated; then every
     k up to 128 (the word size 64 inside) with m = k + 1 (Hamming distance k), from the product structure, and with
-    ``deep`` also m = 1 (distance 2)."""
+    ``deep`` also m = 1 (distance 2); then lengths past two words that are not multiples of 64 with m > 64
+    (k = 129, m = 65 and k = 200, m = 100: distances 129 and 200)."""
     small = [{"k": k, "m": m, "constant_time": False} for k in range(1, 7) for m in range(1, k + 2)]
     return small + [{"k": k, "m": m, "constant_time": False} for k in range(7, 129)
-                    for m in ((1, k + 1) if deep else (k + 1,))]
+                    for m in ((1, k + 1) if deep else (k + 1,))] + [
+        {"k": k, "m": m, "constant_time": False} for k, m in ((129, 65), (200, 100))]
 
 
 def coordinate_law(p, bit: bool) -> dict:
@@ -335,6 +337,8 @@ MEASUREMENT = MeasurementSpec(
     scale_examples=[
         {"k": 128, "m": 8, "f": 0.5, "constant_time": False},
         {"k": 128, "m": 8, "f": 0.01, "constant_time": True},
+        # past two 64-bit words, not a multiple of 64, 2m > k > 128: a third word, a weight above 64 (3.5 s of CPU)
+        {"k": 129, "m": 65, "f": 0.5, "constant_time": False},
     ],
     universal=Universal(universal_bases, lambda p: {"f": (5e-324, 1.0)}, universal_constant,
                         coordinate_law=coordinate_law),

@@ -228,6 +228,36 @@ def test_spec_scale_examples_skip_code_without_structure_with_the_reason_and_cat
     assert not leak.get("privacy.sound").ok and not leak["privacy.sound"].undecided
 
 
+K129 = {"k": 129, "m": 65, "f": 0.5, "constant_time": False}  # a third word; a weight above 64
+
+
+@pytest.mark.parametrize("variant", ["hamming_bound_capped_at_64", "quarter_flips_from_bit_128"])
+def test_a_defect_only_past_128_bits_with_a_weight_above_64_fails_the_spec_scale_example(variant):
+    from tests.mutants import structured_bitvec as sb
+    from vetdp.engine.clauses import privacy_findings
+    from vetdp.engine.spec import find_spec
+
+    spec = find_spec("randomized_response_bitvec")
+    assert K129 in list(spec.scale_examples)  # the run's pinned sets; its clauses from the structure, as here
+
+    def sound(p):
+        m = spec.build(getattr(sb, variant), p)
+        structure = discover_product_structure(m.function, p["k"])
+        return privacy_findings(spec, m, {}, p, worst=worst_pair(structure, m.input_domain))["privacy.sound"]
+
+    assert not sound(K129).ok and not sound(K129).undecided
+    assert sound({**K128, "m": 65}).ok  # correct at 128 bits, whatever the weight
+    if variant == "hamming_bound_capped_at_64":
+        assert sound({**K129, "m": 64}).ok
+
+
+@pytest.mark.slow  # two default searches, about 8 s of CPU each
+@pytest.mark.parametrize("variant", ["hamming_bound_capped_at_64", "quarter_flips_from_bit_128"])
+def test_verify_by_default_fails_a_defect_only_past_128_bits(variant):
+    res = _verify(f"tests.mutants.structured_bitvec:{variant}")
+    assert res.exit_code == 1 and "privacy.sound" in res.output, res.output
+
+
 # ------------------------------------------------------------------ against brute force up to k = 16
 
 def _brute_laws(fn, k: int, m: int) -> dict[tuple[bool, ...], dict]:
