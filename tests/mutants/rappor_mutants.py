@@ -3,7 +3,9 @@
 import dataclasses
 import math
 
+from vetdp.core.measurement import PrivacyConstant
 from vetdp.impl.rappor import (
+    RAPPOR_EPSILON_INFINITY,
     RAPPOR_EPSILON_ONE,
     _instantaneous,
     _permanent,
@@ -31,6 +33,15 @@ def reports_map_is_epsilon_one(input_domain, input_metric, f, p, q, reports, con
     m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
     one = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
     return _with_map(m, one.map(1))
+
+
+def reports_distance_h_when_2h_exceeds_k(input_domain, input_metric, f, p, q, reports, constant_time=False):
+    """Defect: ε∞ = d·ln((1 − r)/r) with d = 2h when 2h <= k, but d = h (not k) when 2h > k: short exactly when
+    h < k < 2h (privacy.sound, e.g. k = 3, h = 2 with p = 0, q = 1, where the reports show the permanent response)."""
+    m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
+    h, k = input_domain.max_weight, input_domain.length
+    d = 2 * h if 2 * h <= k else min(h, k)
+    return _with_map(m, PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rappor_flip_probability(f), "d": d}).value)
 
 
 def reports_accept_f_zero(input_domain, input_metric, f, p, q, reports, constant_time=False):
