@@ -387,3 +387,16 @@ def test_freeze_reads_a_zero_dimensional_array_as_its_scalar():
 
     assert freeze(np.array(3)) == 3 and freeze(np.array(True)) is True
     assert freeze([np.array(1), np.array([2, 3])]) == (1, (2, 3))
+
+
+def test_a_clause_skipped_on_some_parameter_sets_says_so_in_its_summary_row():
+    from hypothesis import strategies as st
+
+    small = {"k": 3, "m": 1, "f": 0.5, "constant_time": False}
+    long = {"k": 128, "m": 8, "f": 0.5, "constant_time": False}  # function.law skipped: 2^128 outputs
+    spec = dataclasses.replace(find_spec("randomized_response_bitvec"), examples=[small], scale_examples=[long],
+                               params=lambda deep: st.just(small), universal=None)
+    rows = {r.check: r for r in check_measurement_spec(spec, cfg=RunConfig(max_examples=1))}
+    law = rows["function.law"]
+    assert law.status is Status.PASS and law.subject == "pass on 1 of 2 parameter sets, skipped on 1", law.subject
+    assert rows["privacy.sound"].subject == "2 parameter sets"  # checked on both

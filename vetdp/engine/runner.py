@@ -354,6 +354,18 @@ class _Clauses:
         return False
 
 
+def _sets_checked(clause: str, status: Status, passed: int, cache: dict[str, dict[str, Finding]]) -> str:
+    """A passing clause's summary subject: "N parameter sets" when it was checked on every set, else on how many it
+    passed and how many it was skipped on (e.g. function.law not checked at 129 bits) or does not apply to."""
+    n = len(cache)
+    if status is not Status.PASS or passed == n:
+        return f"{n} parameter sets"
+    skipped = sum(1 for fs in cache.values() if clause in fs and fs[clause].skipped)
+    absent = n - passed - skipped
+    return (f"pass on {passed} of {n} parameter sets" + (f", skipped on {skipped}" if skipped else "")
+            + (f", not applicable to {absent}" if absent else ""))
+
+
 def _origin(e: BaseException) -> str:
     """Where ``e`` was raised: the innermost frame's file (relative to vetdp's package when inside it) and line."""
     tb = e.__traceback__
@@ -1326,7 +1338,7 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
                         break
             if universal is not None and status is Status.PASS and clause in universal.clauses:
                 msg += f"; universally: {universal.describe(clause)}"
-            yield CheckResult(spec.name, clause, status, subject=f"{n} parameter sets",
+            yield CheckResult(spec.name, clause, status, subject=_sets_checked(clause, status, len(applicable), cache),
                               claimed=worst.claimed if worst else None, true=worst.true if worst else None,
                               slack=worst.slack if worst else None, message=msg,
                               seconds=elapsed / max(1, len(clauses)))
