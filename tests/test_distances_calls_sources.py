@@ -457,3 +457,24 @@ def test_every_variant_is_documented_and_judged_here():
         variant = getattr(distances_calls_sources, name)
         assert variant in judged, f"{name} is not judged by any test"
         assert (variant.__doc__ or "").startswith(("Defect:", "Sound:")), name
+
+
+def test_a_replayed_choice_that_does_not_exist_at_its_draw_halts_the_source_never_raising_in_the_code():
+    from vetdp.sampling.primitives import sample_bernoulli_float
+    from vetdp.sampling.sources import BranchingSource, ReplayDiverged, use_source
+
+    source = BranchingSource([1])  # recorded at a fair coin; replayed at a coin of probability 0 (one outcome)
+    with use_source(source), pytest.raises(ReplayDiverged, match="replays option 1, but this draw offers 1 option"):
+        sample_bernoulli_float(0.0)
+    with use_source(source), pytest.raises(ReplayDiverged):  # code that swallowed it draws no further
+        sample_bernoulli_float(0.5)
+
+
+def test_code_drawing_another_sequence_on_a_later_call_is_state_across_calls_not_its_own_index_error():
+    # the memo's permanent response is not drawn again: the replayed permanent-response choice lands on a report's
+    # coin of probability 0 (p = 0), which has one outcome; before, the replay raised IndexError inside the code
+    params = {"k": 3, "m": 1, "f": 0.25, "p": 0.0, "q": 1.0, "constant_time": False, "reports": 2}
+    r = results_of("rappor_reports", rappor_mutants.reports_memo_by_weight, params)["state.independent_calls"]
+    assert r.status is Status.FAIL and "state kept across calls" in r.message
+    assert "the draw sequence differs" in r.message and "IndexError" not in r.message, r.message
+    assert r.witness["output"].startswith("no output: random choice 1 replays option 1")

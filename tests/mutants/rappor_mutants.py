@@ -44,6 +44,23 @@ def reports_distance_h_when_2h_exceeds_k(input_domain, input_metric, f, p, q, re
     return _with_map(m, PrivacyConstant(RAPPOR_EPSILON_INFINITY, {"q": rappor_flip_probability(f), "d": d}).value)
 
 
+def reports_memo_by_weight(input_domain, input_metric, f, p, q, reports, constant_time=False):
+    """Defect: the permanent response is memoised across calls in a dict keyed by the input's weight (inputs of one
+    weight share it, and it outlives the call): a later call draws only the reports' coins, not the permanent
+    response's (state.independent_calls: the draw sequence differs between calls)."""
+    m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
+    r = rappor_flip_probability(f)
+    memo = {}
+
+    def function(bits):
+        weight = sum(bool(b) for b in bits)
+        if weight not in memo:
+            memo[weight] = _permanent(bits, r, constant_time)
+        return tuple(_instantaneous(memo[weight], p, q, constant_time) for _ in range(reports))
+
+    return dataclasses.replace(m, function=function)
+
+
 def reports_accept_f_zero(input_domain, input_metric, f, p, q, reports, constant_time=False):
     """Defect: f = 0 accepted for repeated reports (treated as f = 2**-1074)."""
     return make_rappor_reports(input_domain, input_metric, f if f != 0 else 5e-324, p, q, reports, constant_time)

@@ -50,7 +50,7 @@ from typing import Any
 
 from vetdp.engine.budgets import STATE_CALLS
 from vetdp.engine.enumerate import Raised, freeze
-from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, SeededSource, use_source
+from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, ReplayDiverged, SeededSource, use_source
 
 __all__ = ["Path", "Memo", "first_calls", "built_alike", "first_call_paths", "independent_calls",
            "REFERENCE_CHOICES", "REFERENCE_PATHS", "PAIR_PATHS", "PAIR_INPUTS", "MEMO_PATHS"]
@@ -76,7 +76,7 @@ class Path:
     """One run: the choices taken (``indices``), the options offered at each (``options``), the exact
     probability, and the frozen output (or :class:`Raised`)."""
 
-    __slots__ = ("indices", "options", "probability", "output", "halted")
+    __slots__ = ("indices", "options", "probability", "output", "halted", "diverged")
 
     def __init__(self, source: BranchingSource, output: Any):
         self.indices = tuple(i for i, _ in source.trail)
@@ -84,6 +84,7 @@ class Path:
         self.probability = source.probability
         self.output = output
         self.halted = False  # set when the run made too many choices (then output is not known)
+        self.diverged = ""  # set when a replayed choice did not exist at its draw (ReplayDiverged; no output)
 
     def same_as(self, other: Path) -> bool:
         return (self.output, self.indices, self.options, self.probability) == (
@@ -109,6 +110,10 @@ def _run(call: Callable[[], Any], prefix: tuple[int, ...], max_choices: int) -> 
     if isinstance(source.halted, PathLimitExceeded):
         path = Path(source, None)
         path.halted = True
+        return path
+    if isinstance(source.halted, ReplayDiverged):  # not the code's error, whatever it raised or returned after it
+        path = Path(source, None)
+        path.diverged = str(source.halted)
         return path
     if source.halted is not None:  # e.g. the time limit: it ends the check
         raise source.halted
@@ -222,11 +227,11 @@ def independent_calls(build: Callable[[], Any], inputs: list, show: Callable[[An
     for j, i in _orders(len(references), n):
         x, ref = references[i]
         got = _run(functools.partial(m, x), ref.indices, 2 * REFERENCE_CHOICES)
-        if got.halted or not got.same_as(ref):
+        if got.halted or got.diverged or not got.same_as(ref):
             return False, _mismatch(j + 1, x, ref, got, show), {
                 "call": j + 1, "x": show(x), "choices": list(ref.indices[:16]),
                 "output": (f"more than {2 * REFERENCE_CHOICES} random choices" if got.halted
-                           else _show(got.output, show)),
+                           else f"no output: {got.diverged}" if got.diverged else _show(got.output, show)),
                 "fresh first call": _show(ref.output, show)}
     pairs = 0
     for key, law_paths in list(complete.items())[:PAIR_INPUTS]:
@@ -376,6 +381,9 @@ def _mismatch(call: int, x: Any, ref: Path, got: Path, show: Callable[[Any], Any
     fresh = f"a fresh measurement's first call with the same choices returns {_show(ref.output, show)!r}"
     if got.halted:
         return head + f"made more than {2 * REFERENCE_CHOICES} random choices, where {fresh}"
+    if got.diverged:
+        return head + (f"drew from another distribution than the fresh call ({got.diverged}), after {call - 1} "
+                       f"earlier call{'' if call == 2 else 's'}, where {fresh}")
     said = f"returned {_show(got.output, show)!r} where {fresh}"
     if got.indices != ref.indices or got.options != ref.options:
         said += f" (it made {len(got.indices)} random choices, the fresh call {len(ref.indices)})"

@@ -566,6 +566,10 @@ STATE_KEPT = "state kept between calls"  # how state_kept_finding's message star
 
 def state_kept_finding(x: Any, e: ReplayMismatch) -> Finding:
     """The finding for code whose paths did not add up when enumerating ``M(x)`` (:class:`ReplayMismatch`)."""
+    if e.why:
+        return Finding(False, f"{STATE_KEPT}: {e.why.replace('M(x)', f'M({show(x)!r})')}, so the output is not a "
+                       "function of the input and the primitives' choices: a memo, a call counter or other state that "
+                       "outlives a call", witness={"x": show(x), "replay": e.why})
     return Finding(False, f"{STATE_KEPT}: replaying the same choices gave other paths (enumerating "
                    f"M({show(x)!r}), the probabilities of {e.paths} paths sum to {e.total}, not 1), so the output "
                    "is not a function of the input and the primitives' choices: a memo, a call counter or other "

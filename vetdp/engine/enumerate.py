@@ -48,7 +48,7 @@ from vetdp.engine.budgets import BEST_FIRST_MAX_CHOICES, DEFAULT_BUDGET, DEFAULT
 from vetdp.engine.fingerprint import fingerprint
 from vetdp.fence import exit_text
 from vetdp.sampling.lazy import LazyInt
-from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, use_source
+from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, ReplayDiverged, use_source
 
 __all__ = [
     "Raised",
@@ -82,10 +82,10 @@ class ReplayMismatch(RuntimeError):
     The function's output is not a function of its input and the primitives' choices: it keeps state between
     calls (a memo, a call counter) or draws randomness where vetdp cannot see it. ``total`` is the sum found."""
 
-    def __init__(self, total: Fraction, paths: int):
-        super().__init__(f"replaying the same choices gave other paths: the probabilities of {paths} paths sum to "
-                         f"{total}, not 1")
-        self.total, self.paths = total, paths
+    def __init__(self, total: Fraction | None, paths: int, why: str = ""):
+        super().__init__(why or f"replaying the same choices gave other paths: the probabilities of {paths} paths "
+                         f"sum to {total}, not 1")
+        self.total, self.paths, self.why = total, paths, why
 
 
 class _Cut(BaseException):
@@ -204,6 +204,8 @@ def enumerate_paths(run: Callable[[], Any], budget: int = DEFAULT_BUDGET, branch
                 if not catch and source.halted is None:
                     raise
                 out = Raised(type(e).__name__, str(e))
+        if isinstance(source.halted, ReplayDiverged):
+            raise ReplayMismatch(None, paths, f"replaying the same choices gave other draws: {source.halted}")
         if isinstance(source.halted, PathLimitExceeded):
             raise EnumerationBudgetExceeded(
                 f"a single path makes more than max_choices={max_choices} random choices (an unbounded "
@@ -238,6 +240,8 @@ def _run(fn: Callable[[Any], Any], x: Any, source: BranchingSource) -> tuple[str
         return _OK, out
     if isinstance(halted, PathLimitExceeded):
         return _LIMIT, None
+    if isinstance(halted, ReplayDiverged):
+        raise ReplayMismatch(None, 0, f"replaying the same choices gave other draws (enumerating M(x)): {halted}")
     if not isinstance(halted, _Cut):  # raised at a choice point and swallowed by the code: raise it again here
         raise halted
     return _CUT, None

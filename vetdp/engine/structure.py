@@ -47,7 +47,7 @@ from typing import Any
 
 from vetdp.core.measurement import BitVectorDomain
 from vetdp.engine.foreign import watch_foreign_randomness
-from vetdp.sampling.sources import BranchingSource, use_source
+from vetdp.sampling.sources import BranchingSource, ReplayDiverged, use_source
 
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
@@ -283,7 +283,13 @@ def _replay(fn: Callable[[Any], Any], x: tuple[bool, ...], choices: list[int], d
     source = BranchingSource(prefix=choices)
     source.track_probability = False  # only the output matters
     with use_source(source):
-        out = _outputs(fn(x))
+        try:
+            out = _outputs(fn(x))
+        except ReplayDiverged:
+            pass  # reported below, whatever the code did with it
+    if isinstance(source.halted, ReplayDiverged):
+        raise NotStructured(f"on the concrete input {x} the code drew another sequence than the symbolic run: "
+                            f"{source.halted}")
     made = [options for _, options in source.trail]
     expected = [len(d.values) for d in draws]
     if made != expected:

@@ -107,6 +107,12 @@ class PathLimitExceeded(RuntimeError):
     """One run made more random choices than the branching source allows."""
 
 
+class ReplayDiverged(RuntimeError):
+    """A replayed choice does not exist at its draw: the run drew from another distribution there (fewer options)
+    than the run whose choices are replayed, so its draw sequence differs from that run's (state kept across
+    calls, or randomness vetdp cannot see). Never the code's own error: the source halts, as on a path limit."""
+
+
 # large constant outcome tuples (e.g. the geometric buffer's 1081 outcomes) filtered once; the
 # tuple itself is kept, so its id cannot be reused while the entry exists
 _LIVE: dict[int, tuple[tuple, list]] = {}
@@ -177,6 +183,11 @@ class BranchingSource(RandomSource):
             raise self.halted
         if position < len(self.prefix):
             index = self.prefix[position]
+            if not 0 <= index < options:
+                self.halted = ReplayDiverged(
+                    f"random choice {position + 1} replays option {index}, but this draw offers {options} "
+                    f"option{'' if options == 1 else 's'}: the draw sequence differs from the replayed run's")
+                raise self.halted
         elif self.explorer is not None:
             try:
                 index = self.explorer.fresh(self, options, probs, extra)
