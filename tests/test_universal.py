@@ -245,6 +245,21 @@ def test_a_wrong_multiple_of_a_129th_power_is_refused_without_sympy_expanding_it
     assert not refused.holds and "they differ by -0.693147" in refused.why, refused.why
 
 
+def test_code_branching_on_its_input_bits_is_read_input_by_input_and_a_long_bit_defect_fails_the_law():
+    # bool(b) on each input bit: no product structure over symbolic bits (every region open before); the structure
+    # at the all-zero input and at the heaviest prefix shows bit 64 never flipped, on every ε of the region
+    bases = [{"k": 64, "m": 65, "constant_time": False}, {"k": 65, "m": 66, "constant_time": False}]
+    wrong = _explore(_spec("k_rappor", bases), uv.k_rappor_first_64_bits_by_bool)
+    failed = wrong.clauses["function.law"].failed
+    assert [(w["k"], w["epsilon"]) for _, w, _ in failed] == [(65, 1.0)], wrong.describe("function.law")
+    assert "on the input 000" in failed[0][2] and "output bit 64 (input bit 0) is False with probability 1" in \
+        failed[0][2]
+    sound = _explore(_spec("k_rappor", bases), uv.k_rappor_by_bool)
+    law = sound.clauses["function.law"]
+    assert not law.failed and not sound.witnesses and len(law.open) == 2  # never a proof for every input
+    assert all("follows the reference coordinate law on 2 concrete input(s)" in why for _, why in law.open)
+
+
 def test_sound_variants_with_several_branches_are_proved():
     bitvec = _explore(_spec("randomized_response_bitvec", SMALL_BITVEC), uv.bitvec_branches)
     boolean = _explore(_spec("randomized_response_bool"), uv.bool_branches)

@@ -28,7 +28,7 @@ from vetdp.impl.randomized_response_bitvec import (
 from vetdp.sampling.primitives import sample_bernoulli_float
 
 __all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_map_weight_capped", "bitvec_branches", "bool_band", "bool_branches",
-           "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_max_map", "k_rappor_nudged_min",
+           "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_first_64_bits_by_bool", "k_rappor_by_bool", "k_rappor_max_map", "k_rappor_nudged_min",
            "k_rappor_doubled_side", "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band",
            "RAPPOR_P_BAND", "RAPPOR_F_BAND", "RAPPOR_LOOSE_BAND", "rr_accepts_below_one_over_t"]
 
@@ -166,6 +166,26 @@ def k_rappor_band_map(input_domain, input_metric, epsilon, constant_time=False):
     bit-vector bound, below the loss when the length is below 2m (the bound is then the loss, and below ε)."""
     return _k_rappor_map(input_domain, input_metric, epsilon, constant_time,
                          lambda eps, bound: min(eps, bound / 2 if K_RAPPOR_BAND[0] < eps < K_RAPPOR_BAND[1] else bound))
+
+
+def k_rappor_first_64_bits_by_bool(input_domain, input_metric, epsilon, constant_time=False):
+    """Defect (function.law at k > 64): bits from 64 on are never flipped (a 64-bit mask word); the code converts
+    each input bit with bool(), so there is no product structure over symbolic input bits, only input by input."""
+    measurement = make_k_rappor(input_domain, input_metric, epsilon, constant_time)
+    q = k_rappor_flip_probability(measurement.parameters["epsilon"], input_domain.max_weight)
+
+    def function(bits):
+        return tuple(bool(b) ^ sample_bernoulli_float(q) if i < 64 else bool(b) for i, b in enumerate(bits))
+
+    return dataclasses.replace(measurement, function=function)
+
+
+def k_rappor_by_bool(input_domain, input_metric, epsilon, constant_time=False):
+    """Sound: vetdp's law, each input bit converted with bool() (no product structure over symbolic input bits)."""
+    measurement = make_k_rappor(input_domain, input_metric, epsilon, constant_time)
+    q = k_rappor_flip_probability(measurement.parameters["epsilon"], input_domain.max_weight)
+    return dataclasses.replace(measurement, function=lambda bits: tuple(bool(b) ^ sample_bernoulli_float(q)
+                                                                        for b in bits))
 
 
 def k_rappor_max_map(input_domain, input_metric, epsilon, constant_time=False):
