@@ -283,6 +283,17 @@ def test_reports_that_redraw_the_permanent_response_fail_the_law_everywhere_and_
     assert zero.failed and all(w["f"] == 0 for _, w, _ in zero.failed)
 
 
+def test_reports_that_keep_a_memo_across_calls_leave_the_exploration_open_never_an_engine_error():
+    # the memo of the permanent response outlives the call: replaying a first run's choices on a later call draws
+    # another sequence (ReplayMismatch), a finding of state.independent_calls, not vetdp's own failure (was exit 2)
+    from tests.mutants.rappor_mutants import reports_memo_by_weight
+
+    report = _explore_many(reports_memo_by_weight)
+    law = report.clauses["function.law"]
+    assert law.open and not law.proved and not law.failed
+    assert all("state kept between calls" in why for _, why in law.open), report.describe("function.law")
+
+
 def test_a_parameter_pinned_to_a_point_is_compared_with_a_wide_one_by_a_cut_not_by_its_point():
     def run(s):
         p = float(s["p"])  # pins p to the run's point

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from vetdp.arith.expr import Const, Expr, Op, Var
 from vetdp.engine import bisection
-from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, enumerate_paths, freeze
+from vetdp.engine.enumerate import EnumerationBudgetExceeded, Raised, ReplayMismatch, enumerate_paths, freeze
 from vetdp.engine.float_shims import adopt, keeping_symbols
 from vetdp.engine.polynomial import ProbPoly, poly_value
 from vetdp.engine.symbolic import (
@@ -1244,9 +1244,13 @@ def _explore_bases(report: UniversalReport, spec: Any, build: Callable[[dict], A
         except (KeyboardInterrupt, DeadlineExceeded):
             raise
         except BaseException as e:  # noqa: BLE001 - code that cannot run on symbolic values: the base stays open
-            if _raised_inside_vetdp(e):  # no frame of the code under test or of its spec: vetdp's own failure
+            if isinstance(e, ReplayMismatch):  # the code's paths do not add up: its state, a finding of its own
+                why = (f"the code's laws cannot be enumerated ({e}): state kept between calls, which "
+                       "state.independent_calls reports")[:300]
+            elif _raised_inside_vetdp(e):  # no frame of the code under test or of its spec: vetdp's own failure
                 raise UniversalEngineError(f"{type(e).__name__}: {e} (base {base})") from e
-            why = f"the code raised {type(e).__name__} on symbolic parameters: {e}"[:300]
+            else:
+                why = f"the code raised {type(e).__name__} on symbolic parameters: {e}"[:300]
             valid = dict(spec.universal.floats(base))
             judge = _Judge(report, {k: v for k, v in base.items() if k not in valid}, valid)
             for c in UNIVERSAL_CLAUSES:
