@@ -25,7 +25,7 @@ from vetdp.engine.symbolic import explore_regions
     "import numpy as np\nz = np.float64(1.0)\n",  # an attribute named float64 is not the name float
 ])
 def test_a_module_that_only_calls_float_or_tests_against_it_may_be_adopted(source):
-    assert float_shims._float_only_called(source)
+    assert float_shims._only_called(source, "float")
 
 
 @pytest.mark.parametrize("source", [
@@ -39,7 +39,7 @@ def test_a_module_that_only_calls_float_or_tests_against_it_may_be_adopted(sourc
     "def f():\n    global float\n",
 ])
 def test_a_module_that_uses_the_name_float_otherwise_is_never_adopted(source):
-    assert not float_shims._float_only_called(source)
+    assert not float_shims._only_called(source, "float")
 
 
 def test_the_shim_converts_as_float_does_and_tests_as_float_does():
@@ -115,9 +115,42 @@ def test_an_isinstance_float_check_is_proved_for_every_prob():
 
 
 def test_a_constructor_that_raises_only_on_symbolic_values_leaves_the_region_open_never_fails_it():
-    universal_row = _rows(float_idioms.fraction_checked)["search.universal"]
+    universal_row = _rows(float_idioms.decimal_checked)["search.universal"]
     assert universal_row.status == "warning", universal_row.message
     assert "raised TypeError with symbolic parameters only" in universal_row.message
+
+
+def test_exact_comparisons_through_fraction_are_proved_for_every_prob():
+    universal_row = _rows(float_idioms.fraction_checked)["search.universal"]
+    assert universal_row.status == "pass", universal_row.message
+
+
+def test_a_band_behind_fraction_comparisons_is_caught_with_a_witness_inside_it():
+    universal_row = _rows(float_idioms.fraction_band)["search.universal"]
+    assert universal_row.status == "fail", universal_row.message
+    assert float_idioms.FLOAT_BAND[0] < universal_row.witness["prob"] < float_idioms.FLOAT_BAND[1]
+
+
+def test_an_exact_value_compares_exactly_without_pinning_and_pins_for_anything_else():
+    from fractions import Fraction
+
+    from vetdp.engine.float_shims import ExactValue, SymbolicAwareFraction
+
+    def run(p):
+        x = SymbolicAwareFraction(p["f"])
+        assert isinstance(x, ExactValue) and isinstance(x, SymbolicAwareFraction)
+        third = SymbolicAwareFraction(1, 3)
+        assert type(third) is Fraction and isinstance(third, SymbolicAwareFraction)
+        return (Fraction(1, 3) <= x, x < 1, x == Fraction(1, 3), x > 0.25, x >= SymbolicAwareFraction(p["f"]))
+
+    leaves, unexplored = explore_regions(run, {"f": (0.25, 0.5)})
+    third = Fraction(1, 3)
+    assert not unexplored and all(leaf.result == (Fraction(lo) >= third, True, False, lo > 0.25, True)
+                                  for leaf in leaves for lo, _ in [leaf.box["f"]])
+    assert len(leaves) == 3  # split at 1/3 (exactly: no float equals it) and at 0.25
+    leaves, _ = explore_regions(lambda p: SymbolicAwareFraction(p["f"]) * 3, {"f": (0.25, 0.5)})
+    assert leaves[0].box.size() == 1 and leaves[0].escapes[0].what.startswith("Fraction(x).__mul__")
+    assert leaves[0].result == Fraction(leaves[0].box["f"][0]) * 3
 
 
 def test_a_module_testing_type_is_float_is_not_adopted_and_its_line_stays_open():

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 import secrets
+from decimal import Decimal
 from fractions import Fraction
 from math import isnan
 
 from vetdp.impl.randomized_response_bool import make_randomized_response_bool
 
 __all__ = ["FLOAT_BAND", "float_band", "isinstance_checked", "fraction_checked", "finite_checked_band",
-           "secrets_exact"]
+           "secrets_exact", "fraction_band", "decimal_checked"]
 
 FLOAT_BAND = (0.7301, 0.7302)  # float_band's band of prob, open at both ends
 
@@ -67,3 +68,19 @@ def secrets_exact(prob: float, constant_time: bool = False):
     import dataclasses
 
     return dataclasses.replace(m, function=function)
+def fraction_band(prob: float, constant_time: bool = False):
+    """Defect (function.law, privacy.sound): refuses prob below 1/2 exactly with Fraction(1, 2) <= Fraction(prob),
+    then keeps the truth with prob + 2**-20 for prob in FLOAT_BAND."""
+    if not Fraction(1, 2) <= Fraction(prob) < 1:
+        raise ValueError(f"prob={prob!r} must be in [1/2, 1)")
+    p = prob + 2.0**-20 if Fraction(FLOAT_BAND[0]) < Fraction(prob) < Fraction(FLOAT_BAND[1]) else prob
+    return make_randomized_response_bool(p, constant_time)
+
+
+def decimal_checked(prob: float, constant_time: bool = False):
+    """Sound: compares Decimal(prob) with 1/2 (Decimal refuses a symbolic float), then vetdp's mechanism."""
+    if not isinstance(prob, float) or isinstance(prob, bool):
+        raise TypeError(f"prob={prob!r} must be a float")
+    if prob != prob or abs(prob) == float("inf") or Decimal(prob) < Decimal("0.5"):
+        raise ValueError(f"prob={prob!r} must be a finite float >= 1/2")
+    return make_randomized_response_bool(prob, constant_time)

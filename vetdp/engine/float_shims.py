@@ -13,6 +13,10 @@ A module is adopted only where this changes nothing but the type of ``float(symb
 float`` would see the shim and is refused), and it is neither vetdp's (whose escapes are meant) nor the standard
 library's.
 
+``Fraction(prob)`` likewise, once it raised on a symbolic value: the module's names for ``fractions.Fraction`` (only
+called or tested against) are bound to :class:`SymbolicAwareFraction`, whose ``Fraction(x)`` of a symbolic ``x`` is
+an :class:`ExactValue`, compared exactly for the whole region (``Fraction(1, t) <= Fraction(prob)``).
+
 ``math.isfinite(prob)`` (and ``isnan``, ``isinf``) likewise: a module whose line tests one of them on a symbolic value
 gets, under the names bound to ``math`` or to those functions, their counterparts that answer for a symbolic value
 as for every value of a region (finite), and call ``math``'s own for anything else.
@@ -25,14 +29,16 @@ import contextlib
 import contextvars
 import linecache
 import math
+import operator
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from fractions import Fraction
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
 
-__all__ = ["SymbolicAwareFloat", "MATH_FOR_SYMBOLS", "keeping_symbols", "adopt"]
+__all__ = ["SymbolicAwareFloat", "SymbolicAwareFraction", "ExactValue", "MATH_FOR_SYMBOLS", "keeping_symbols", "adopt"]
 
 _REAL_FLOAT = float
 _VETDP = Path(__file__).resolve().parents[1]  # vetdp's package: its own float() calls are deliberate escapes
@@ -66,6 +72,96 @@ class SymbolicAwareFloat(_REAL_FLOAT, metaclass=_FloatLike):
 
 
 SymbolicAwareFloat.__name__ = SymbolicAwareFloat.__qualname__ = "float"
+
+class ExactValue:
+    """``Fraction(x)`` of a symbolic float ``x``: the exact value of every float of the region. Compared exactly
+    (as a Fraction compares), without pinning; any other use (arithmetic, hash, numerator, float()) pins the
+    parameters to the run's point and acts on the plain Fraction there."""
+
+    __slots__ = ("sym",)
+
+    def __init__(self, sym: Any):
+        self.sym = sym
+
+    def __repr__(self) -> str:
+        return f"Fraction({self.sym!r})"
+
+    def concrete(self, what: str) -> Fraction:
+        from vetdp.engine.symbolic import current_exploration
+
+        return current_exploration().escape(f"Fraction(x).{what}", tuple(self.sym.term.variables()),
+                                            Fraction(self.sym.value))
+
+    def _comparable(self, other: Any) -> Any:
+        from vetdp.engine.symbolic import SymFloat
+
+        if isinstance(other, ExactValue):
+            return other.sym
+        if isinstance(other, (int, Fraction)):
+            return Fraction(other)
+        if isinstance(other, (_REAL_FLOAT, SymFloat)):
+            return other  # a float compares with a float exactly
+        return NotImplemented
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.concrete(name), name)
+
+
+def _exact_comparison(op: Callable[[Any, Any], bool]) -> Callable[[ExactValue, Any], Any]:
+    def compare(self: ExactValue, other: Any) -> Any:
+        o = self._comparable(other)
+        return NotImplemented if o is NotImplemented else op(self.sym, o)
+
+    return compare
+
+
+def _pinned(name: str) -> Callable[..., Any]:
+    def act(self: ExactValue, *args: Any) -> Any:
+        plain = [a.concrete(name) if isinstance(a, ExactValue) else a for a in args]
+        return getattr(self.concrete(name), name)(*plain)
+
+    return act
+
+
+for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+    setattr(ExactValue, f"__{_op.__name__}__", _exact_comparison(_op))
+for _name in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv", "rfloordiv", "mod",
+              "rmod", "pow", "rpow", "neg", "pos", "abs", "trunc", "floor", "ceil", "round", "int", "float", "hash",
+              "bool"):
+    setattr(ExactValue, f"__{_name}__", _pinned(f"__{_name}__"))
+
+
+class _FractionLike(type):
+    """isinstance/issubclass answer as for ``Fraction``, an exact value of a symbolic float counted as one; other
+    class attributes (``from_float``, ...) are Fraction's. Not a subclass of Fraction: the ABCs' subclass checks
+    would come back here without end."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, (Fraction, ExactValue))
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, (Fraction, ExactValue))
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(Fraction, name)
+
+
+class SymbolicAwareFraction(metaclass=_FractionLike):
+    """``Fraction`` for a module under exploration: ``Fraction(x)`` of one symbolic float is its
+    :class:`ExactValue`; anything else is built by ``fractions.Fraction`` (the same value and type as there)."""
+
+    def __new__(cls, numerator: Any = 0, denominator: Any = None) -> Any:
+        from vetdp.engine.symbolic import SymFloat
+
+        if denominator is None and isinstance(numerator, SymFloat):
+            return ExactValue(numerator)
+        if denominator is None and isinstance(numerator, ExactValue):
+            return numerator
+        return Fraction(numerator, denominator)
+
+
+SymbolicAwareFraction.__name__ = SymbolicAwareFraction.__qualname__ = "Fraction"
+
 
 def _finite_test(name: str, answer: bool) -> Any:
     real = getattr(math, name)
@@ -122,7 +218,8 @@ def adopt(frame: FrameType | None, calling: bool = True) -> bool:
         return False
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if calling else ""
     tests = _adopt_finite_tests(adopted, frame.f_globals) if _TEST_CALL.search(line) else False
-    return _adopt_float(adopted, frame, calling and not _CALL.search(line)) or tests
+    fraction = False if calling else _adopt_fraction(adopted, frame)
+    return _adopt_float(adopted, frame, calling and not _CALL.search(line)) or tests or fraction
 
 
 def _adopt_float(adopted: dict, frame: FrameType, refused: bool) -> bool:
@@ -130,10 +227,22 @@ def _adopt_float(adopted: dict, frame: FrameType, refused: bool) -> bool:
     if refused or (id(namespace), "float") in adopted or namespace.get("float", _REAL_FLOAT) is not _REAL_FLOAT:
         return False
     source = _source(frame.f_code.co_filename)
-    if source is None or not re.search(r"\bfloat\b", source) or not _float_only_called(source):
+    if source is None or not re.search(r"\bfloat\b", source) or not _only_called(source, "float"):
         return False
     _bind(adopted, namespace, "float", SymbolicAwareFloat)
     return True
+
+
+def _adopt_fraction(adopted: dict, frame: FrameType) -> bool:
+    """Bind the names of the frame's module that hold ``fractions.Fraction`` to :class:`SymbolicAwareFraction`,
+    where each is only called or tested against."""
+    namespace, given = frame.f_globals, False
+    source = _source(frame.f_code.co_filename)
+    for name, value in list(namespace.items()):
+        if value is Fraction and (id(namespace), name) not in adopted and source and _only_called(source, name):
+            _bind(adopted, namespace, name, SymbolicAwareFraction)
+            given = True
+    return given
 
 
 def _adopt_finite_tests(adopted: dict, namespace: dict) -> bool:
@@ -166,9 +275,9 @@ def _source(filename: str) -> str | None:
     return "".join(lines) if lines else None
 
 
-def _float_only_called(source: str) -> bool:
-    """Whether every use of the name ``float`` in ``source`` is a call, a type tested by isinstance/issubclass, or
-    an annotation, and nothing rebinds it."""
+def _only_called(source: str, name: str) -> bool:
+    """Whether every use of ``name`` (``float``, ``Fraction``) in ``source`` is a call, a type tested by
+    isinstance/issubclass, or an annotation, and nothing rebinds it."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -176,7 +285,7 @@ def _float_only_called(source: str) -> bool:
     allowed: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id == "float":
+            if node.func.id == name:
                 allowed.add(id(node.func))
             elif node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
                 tested = node.args[1]
@@ -184,15 +293,15 @@ def _float_only_called(source: str) -> bool:
         for annotation in _annotations(node):
             allowed.update(id(n) for n in ast.walk(annotation))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "float" and id(node) not in allowed:
+        if isinstance(node, ast.Name) and node.id == name and id(node) not in allowed:
             return False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "float":
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
             return False
-        if isinstance(node, ast.arg) and node.arg == "float":
+        if isinstance(node, ast.arg) and node.arg == name:
             return False
-        if isinstance(node, ast.alias) and (node.asname or node.name) == "float":
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and "float" in node.names:
+        if isinstance(node, ast.alias) and (node.asname or node.name) == name and node.name != name:
+            return False  # "import x as Fraction" rebinds it; "from fractions import Fraction" is the binding itself
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return False
     return True
 
