@@ -70,6 +70,7 @@ from vetdp.engine.budgets import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIME_LIMIT,
 )
+from vetdp.engine.batch import batch_finding
 from vetdp.engine.clauses import (
     STATE_KEPT,
     TIGHTNESS,
@@ -135,7 +136,7 @@ __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evalu
 
 # Every clause name a measurement spec's run can report (besides precondition[<id>] rows), for -k selection.
 MEASUREMENT_CLAUSES = (
-    "construct", "engine", "function.law", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
+    "construct", "engine", "function.law", "function.batch", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
     "privacy.rdp", "privacy.pld", "privacy.dominated",
     "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives",
     "randomness.cryptographic", "state.independent_calls", "timing.constant_bytes", "audit.distribution",
@@ -509,6 +510,7 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
         c.out["randomness.through_primitives"] = det
         if det.ok and det is not _STATE_UNDECIDED:  # laws read off stateful code's calls are no law
             _exact_clauses(spec, m, params, c, cfg, raw, laws, container)
+            c.run(("function.batch",), lambda: {"function.batch": batch_finding(m.inner, laws, raw, _budgets(cfg))})
             exact = bool(laws) and all(k.complete for k in laws.values())
             _outside_truth(spec, m, params, inputs, cfg, c, {x: k.dist for x, k in laws.items()} if exact else None,
                            enumerable=True)
