@@ -15,7 +15,7 @@ Post (n = 1, 2, 3 reports): map(1) = ε∞ = min(2h, k)·ln((1 − r)/r) >= the 
 together (not tight: the loss of finitely many reports stays below ε∞, reaching it only as n grows).
 Search: one report drawn with k <= 3 and pinned at k = 4 (drawn up to 5 with --deep; every input when k <= 4),
 h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 with --deep) and pinned up to
-k = 3 (k = 3, h = 2: h < k < 2h); f at 0, the float edges, subnormals n·2**-1074 (k <= 2 only: their exact
+k = 3 (k = 3, h = 2: h < k < 2h), with 4 and 7 reports pinned at k = 1; f at 0, the float edges, subnormals n·2**-1074 (k <= 2 only: their exact
 probabilities are long), p at 0, q at 1, q = the float after p, and the p* = 2**-1000 boundary (f = 2**-999,
 p = 0, q = 1).
 Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
@@ -323,6 +323,10 @@ MANY_REPORTS = MeasurementSpec(
         {"k": 3, "m": 2, "f": 0.5, "p": 0.0, "q": 1.0, "constant_time": False, "reports": 2},  # h < k < 2h
         {"k": 2, "m": 1, "f": 0.125, "p": 0.25, "q": 0.5, "constant_time": False, "reports": 2},
         {"k": 2, "m": 2, "f": P_MAX, "p": 0.0, "q": 1.0, "constant_time": False, "reports": 3},
+        # more reports than the search draws (ε∞ is claimed for every number): one coin of the permanent response
+        # and one per report at k = 1
+        {"k": 1, "m": 1, "f": 0.5, "p": 0.0, "q": 1.0, "constant_time": False, "reports": 4},
+        {"k": 1, "m": 1, "f": 0.25, "p": 0.25, "q": 0.75, "constant_time": False, "reports": 7},
     ],
     # k = 2 keeps the truth of a wrongly accepted parameter set cheap (2**(3k) paths per input for 2 reports)
     bad=[*[BadParams(b.id, {**b.params, "k": 2, "reports": 2}, b.error, b.names) for b in BAD_COMMON],

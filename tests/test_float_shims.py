@@ -109,8 +109,9 @@ def test_without_adoption_the_band_behind_float_prob_is_only_a_warning(monkeypat
     assert universal_row.status == "warning" and "float()" in universal_row.message
 
 
-def test_an_isinstance_float_check_is_proved_for_every_prob():
-    universal_row = _rows(float_idioms.isinstance_checked)["search.universal"]
+@pytest.mark.parametrize("variant", [float_idioms.isinstance_checked, float_idioms.fraction_checked])
+def test_an_isinstance_float_check_and_exact_fraction_comparisons_are_proved_for_every_prob(variant):
+    universal_row = _rows(variant)["search.universal"]
     assert universal_row.status == "pass", universal_row.message
 
 
@@ -118,11 +119,6 @@ def test_a_constructor_that_raises_only_on_symbolic_values_leaves_the_region_ope
     universal_row = _rows(float_idioms.decimal_checked)["search.universal"]
     assert universal_row.status == "warning", universal_row.message
     assert "raised TypeError with symbolic parameters only" in universal_row.message
-
-
-def test_exact_comparisons_through_fraction_are_proved_for_every_prob():
-    universal_row = _rows(float_idioms.fraction_checked)["search.universal"]
-    assert universal_row.status == "pass", universal_row.message
 
 
 def test_a_band_behind_fraction_comparisons_is_caught_with_a_witness_inside_it():

@@ -593,6 +593,14 @@ def test_the_default_search_of_many_reports_reaches_a_weight_between_half_the_le
     assert "privacy.sound" in {r.check for r in results if r.status.is_failure}
 
 
+def test_the_default_search_of_many_reports_reaches_more_reports_than_it_draws():
+    # ε∞ is claimed for every number of reports; the search draws at most 3, and 4 and 7 are pinned at k = 1
+    results = list(check_measurement_spec(find_spec("rappor_reports"), ctor=mut.reports_last_from_raw_bits_from_four,
+                                          cfg=RunConfig(strict_messages=False, impl_ref="tests.mutants")))
+    failing = {r.check: r for r in results if r.status.is_failure}
+    assert "privacy.sound" in failing and '"reports": 4' in failing["privacy.sound"].subject, failing
+
+
 @pytest.mark.deep  # ~10 s each on a loaded machine; `vetdp check` runs the same specs in the gate
 @pytest.mark.parametrize("spec_name", ["rappor", "rappor_reports"])
 def test_our_rappor_constructors_pass_the_same_strictness(spec_name):

@@ -61,6 +61,22 @@ def reports_memo_by_weight(input_domain, input_metric, f, p, q, reports, constan
     return dataclasses.replace(m, function=function)
 
 
+def reports_last_from_raw_bits_from_four(input_domain, input_metric, f, p, q, reports, constant_time=False):
+    """Defect: from 4 reports on, the last report randomises the raw Bloom bits, not the permanent response (with
+    p = 0, q = 1 it releases them: privacy.sound, an infinite loss); fewer reports are vetdp's."""
+    m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
+    r = rappor_flip_probability(f)
+
+    def function(bits):
+        permanent = _permanent(bits, r, constant_time)
+        out = [_instantaneous(permanent, p, q, constant_time) for _ in range(reports)]
+        if reports >= 4:
+            out[-1] = _instantaneous(tuple(bool(b) for b in bits), p, q, constant_time)
+        return tuple(out)
+
+    return dataclasses.replace(m, function=function)
+
+
 def reports_accept_f_zero(input_domain, input_metric, f, p, q, reports, constant_time=False):
     """Defect: f = 0 accepted for repeated reports (treated as f = 2**-1074)."""
     return make_rappor_reports(input_domain, input_metric, f if f != 0 else 5e-324, p, q, reports, constant_time)
