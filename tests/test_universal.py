@@ -689,3 +689,12 @@ def test_an_open_region_is_handed_on_at_its_short_point():
     ordered = Box((("p", 0.0, 1.0), ("q", 0.0, 1.0)), orders=(("p", "q", True),))._tight()
     env = ordered.simple_point()  # p = q = 0.5 breaks p < q: the median point instead
     assert ordered.contains(env) and env == ordered.point()
+
+
+def test_the_universal_row_names_its_bases_not_every_parameter_value():
+    # a pass on RAPPOR's one base k = 2, h = 1 read "every parameter value", as if every length were proved
+    from vetdp.engine.runner import universal_subject
+
+    assert universal_subject(find_spec("rappor"), False) == "every f, p, q on 1 base (k = 2, m = 1)"
+    assert universal_subject(find_spec("randomized_response"), False) == \
+        "every prob on 33 bases (len(categories) in 2..32)"

@@ -1112,6 +1112,26 @@ def _foreign_sources(cache: Mapping[str, Mapping[str, Finding]]) -> list[str]:
     return []
 
 
+def universal_subject(spec: MeasurementSpec, deep: bool) -> str:
+    """What the universal exploration covers, for its row: its float parameters over every value, on its bases
+    (e.g. "every f, p, q on 1 base (k = 2, m = 1)"), never "every parameter value" where the integers are bases."""
+    try:
+        bases = list(spec.universal.bases(deep))
+        floats = list(dict(spec.universal.floats(bases[0]))) if bases else []
+    except Exception:  # noqa: BLE001 - a spec's own function failing here is reported by the exploration itself
+        return "every float parameter value on its bases"
+    spans = []
+    for name in dict.fromkeys(k for b in bases for k in b):
+        values = [len(b[name]) if isinstance(b[name], (list, tuple)) else b[name] for b in bases if name in b]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            continue
+        label = f"len({name})" if any(isinstance(b.get(name), (list, tuple)) for b in bases) else name
+        lo, hi = min(values), max(values)
+        spans.append(f"{label} = {lo}" if lo == hi else f"{label} in {lo}..{hi}")
+    where = f" ({', '.join(spans)})" if spans else ""
+    return f"every {', '.join(floats) or 'parameter'} on {len(bases)} base{'' if len(bases) == 1 else 's'}{where}"
+
+
 def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig
                          ) -> tuple[UniversalReport | None, CheckResult]:
     """The spec's universal exploration (:mod:`vetdp.engine.universal`) and its ``search.universal`` row.
@@ -1125,8 +1145,10 @@ def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunC
     t0 = time.perf_counter()
     progress.step("universal exploration", 1, 1, spec.name)
 
+    subject = universal_subject(spec, cfg.deep)
+
     def row(status: Status, message: str, witness: dict | None = None) -> CheckResult:
-        return CheckResult(spec.name, "search.universal", status, subject="every parameter value",
+        return CheckResult(spec.name, "search.universal", status, subject=subject,
                            witness=witness, message=message, seconds=time.perf_counter() - t0,
                            repro=_repro(spec, cfg, witness) if witness is not None else None)
 
@@ -1253,7 +1275,8 @@ def check_measurement_spec(spec: MeasurementSpec, ctor: Callable | None = None, 
     if visit(candidates) and explore:
         foreign = _foreign_sources(cache)
         if foreign:  # the symbolic laws would see none of those draws: a wrong law, never a finding
-            universal_row = CheckResult(spec.name, "search.universal", Status.WARNING, subject="every parameter value",
+            universal_row = CheckResult(spec.name, "search.universal", Status.WARNING,
+                                        subject=universal_subject(spec, cfg.deep),
                                         message="not explored symbolically: the code draws randomness outside vetdp's "
                                                 f"primitives ({', '.join(foreign)}), which its symbolic laws cannot "
                                                 "see; the concrete clauses decide")
