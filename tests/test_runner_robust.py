@@ -400,3 +400,19 @@ def test_a_clause_skipped_on_some_parameter_sets_says_so_in_its_summary_row():
     law = rows["function.law"]
     assert law.status is Status.PASS and law.subject == "pass on 1 of 2 parameter sets, skipped on 1", law.subject
     assert rows["privacy.sound"].subject == "2 parameter sets"  # checked on both
+
+
+def test_a_size_bound_of_the_product_computation_is_undecided_with_its_bound_never_an_engine_error():
+    # pair_classes at k = 200 with two groups of coordinates raised NotStructured inside privacy.dominated: exit 2
+    from vetdp.engine.runner import _Clauses
+    from vetdp.engine.structure import NotStructured
+
+    def too_large() -> dict:
+        raise NotStructured("too many ways to split 2 groups of coordinates between input pairs")
+
+    clauses = _Clauses({"k": 200}, RunConfig())
+    assert clauses.run(("privacy.pld", "privacy.dominated"), too_large) is False
+    assert "engine" not in clauses.out
+    for name in ("privacy.pld", "privacy.dominated"):
+        f = clauses.out[name]
+        assert f.undecided and not f.ok and "too many ways to split 2 groups" in f.message, f.message
