@@ -22,6 +22,7 @@ from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, Raised, Repla
 __all__ = ["BATCH_PATHS", "batch_finding"]
 
 BATCH_PATHS = 256  # paths of one batch enumeration at most (the product of its rows' path counts)
+BATCH_STEPS = 100_000  # random choices one batch enumeration may make in all
 
 
 def _row_lists(keys: list) -> list[tuple]:
@@ -44,8 +45,9 @@ def _product(laws: list[dict]) -> dict[tuple, Any]:
 def batch_finding(measurement: Any, laws: Mapping[Any, Law], raw: Mapping[Any, Any],
                   budgets: Mapping[str, int]) -> Finding:
     """``function.batch`` for ``measurement`` from the function's exact ``laws`` (by frozen input; ``raw`` the
-    inputs as given; ``budgets`` :func:`enumerate_law`'s keyword arguments): pass, fail with the row list and an
-    output whose probabilities differ, or skipped (no batch path, or too many paths at this size)."""
+    inputs as given; ``budgets`` the run's enumeration budgets, of which only ``max_depth`` bounds this one, below
+    :data:`BATCH_PATHS` and :data:`BATCH_STEPS`): pass, fail with the row list and an output whose probabilities
+    differ, or skipped (no batch path, or too many paths at this size)."""
     batch: Callable[[Any], Any] | None = getattr(measurement, "batch", None)
     if batch is None:
         return Finding(True, "the measurement has no batch path", skipped=True)
@@ -56,7 +58,11 @@ def batch_finding(measurement: Any, laws: Mapping[Any, Law], raw: Mapping[Any, A
             continue
         inputs = [raw[k] for k in rows]
         try:
-            got = enumerate_law(lambda xs: freeze(batch(list(xs))), tuple(inputs), **budgets)
+            # a small budget of its own: a batch whose tree is larger than its rows' (rejection loops drawn per
+            # cell) is not checked here, never explored at length
+            got = enumerate_law(lambda xs: freeze(batch(list(xs))), tuple(inputs), budget=4 * BATCH_PATHS,
+                                renewal=False, max_depth=min(budgets.get("max_depth", 256), 256),
+                                max_steps=BATCH_STEPS)
         except EnumerationBudgetExceeded:
             continue
         except ReplayMismatch as e:
