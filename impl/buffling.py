@@ -88,8 +88,9 @@ def make_buffling(n_pub: int, n_bit: int, flip_prob: float) -> Measurement:
     d = n_pub and q = flip_prob. The shuffle can only help; the (ε, δ) analysis of the
     shuffled output is :func:`vetdp.buffling.bounds.many_bf_epsilon`.
 
-    ``function`` uses the scalar primitives (the engine enumerates it); ``batch`` flips with
-    the batch sampler and returns a (n_pub, n_bit) bool array; both have the same law.
+    ``function`` uses the scalar primitives (the engine enumerates it); ``batch(inputs)`` randomises many
+    inputs at once with the batch sampler and returns an (n, n_pub, n_bit) bool array, each input flipped with
+    its own coins and shuffled with its own permutation: the law of independent calls of ``function``.
 
     Proof: proofs/buffling.md
     """
@@ -109,10 +110,10 @@ def make_buffling(n_pub: int, n_bit: int, flip_prob: float) -> Measurement:
         perm = shuffle_columns(m)
         return tuple(tuple(row[perm[c]] for c in range(m)) for row in flipped)
 
-    def batch(filters: Any) -> np.ndarray:
-        arr = np.array(domain.check_member(filters), dtype=bool)
+    def batch(inputs: Any) -> np.ndarray:
+        arr = np.array([domain.check_member(x) for x in inputs], dtype=bool).reshape(len(inputs), k, m)
         flipped = arr ^ sample_bernoulli_batch(p, arr.size).reshape(arr.shape)
-        return flipped[:, shuffle_columns(m)]
+        return np.stack([one[:, shuffle_columns(m)] for one in flipped]) if len(flipped) else flipped
 
     return Measurement(
         input_domain=domain,

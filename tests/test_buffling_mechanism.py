@@ -40,12 +40,14 @@ def test_batch_path_flips_at_the_stated_rate_and_keeps_column_multisets():
     mech = make_buffling(3, 2000, 0.125)
     x = np.zeros((3, 2000), dtype=bool)
     with use_source(SeededSource(7)):
-        out = mech.batch(x)
+        out = mech.batch([x])
+    assert out.shape == (1, 3, 2000)
     rate = out.mean()
     assert abs(rate - 0.125) < 5 * (0.125 * 0.875 / 6000) ** 0.5  # seeded: deterministic
     no_noise = make_buffling(2, 5, 0.5)
     y = np.array([[1, 1, 0, 0, 0], [1, 0, 0, 0, 0]], dtype=bool)
-    assert sum(logo_counts(no_noise.batch(y))) == 5
+    assert [sum(logo_counts(one)) for one in no_noise.batch([y, y, y])] == [5, 5, 5]  # one permutation each
+    assert no_noise.batch([]).shape == (0, 2, 5)
 
 
 @pytest.mark.parametrize("kwargs,exc,text", [
