@@ -17,7 +17,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vetdp.engine.clauses import Finding, show
-from vetdp.engine.enumerate import EnumerationBudgetExceeded, Law, Raised, ReplayMismatch, enumerate_law, freeze
+from vetdp.engine.enumerate import (
+    EnumerationBudgetExceeded,
+    Law,
+    Raised,
+    ReplayMismatch,
+    enumerate_law,
+    freeze,
+    independent_law,
+)
 
 __all__ = ["BATCH_PATHS", "batch_finding"]
 
@@ -33,13 +41,6 @@ def _row_lists(keys: list) -> list[tuple]:
     if len(keys) > 1 and keys[-1] != keys[0]:
         lists.append((keys[0], keys[-1]))
     return lists
-
-
-def _product(laws: list[dict]) -> dict[tuple, Any]:
-    out: dict[tuple, Any] = {(): 1}
-    for law in laws:
-        out = {y + (z,): p * q for y, p in out.items() for z, q in law.items()}
-    return out
 
 
 def batch_finding(measurement: Any, laws: Mapping[Any, Law], raw: Mapping[Any, Any],
@@ -71,7 +72,7 @@ def batch_finding(measurement: Any, laws: Mapping[Any, Law], raw: Mapping[Any, A
         shown = show(inputs)
         if not got.complete:
             continue
-        expected = _product([laws[k].dist for k in rows])
+        expected = independent_law([laws[k].dist for k in rows])
         for y in sorted(set(got.dist) | set(expected), key=repr):
             a, b = got.dist.get(y, 0), expected.get(y, 0)
             if a != b:

@@ -38,7 +38,7 @@ import itertools
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -63,6 +63,7 @@ __all__ = [
     "enumerate_paths",
     "output_distribution",
     "freeze",
+    "independent_law",
 ]
 
 # runs that went deeper than any before, reaching this depth: a rejection loop over t options sets a record every
@@ -137,6 +138,14 @@ class Law:
 
 
 _PLAIN = frozenset({bool, int, float, str, bytes, type(None), Fraction})  # returned as they are
+
+
+def independent_law(laws: Sequence[Mapping[Any, Any]]) -> dict[tuple, Any]:
+    """The law of the tuple of independent outputs with the given ``laws``: (y_1, …, y_n) -> Π P_i(y_i), exactly."""
+    out: dict[tuple, Any] = {(): Fraction(1)}
+    for law in laws:
+        out = {y + (z,): p * q for y, p in out.items() for z, q in law.items()}
+    return out
 
 
 def freeze(value: Any) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 from vetdp.engine.clauses import Finding, distance_findings, privacy_findings, show
 from vetdp.engine.divergence import MaxDivergenceResult
-from vetdp.engine.enumerate import Raised, freeze
+from vetdp.engine.enumerate import Raised, freeze, independent_law
 from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.engine.public import (
     MemberSlot,
@@ -413,7 +413,7 @@ def _law_finding(spec: Any, params: dict, wl: WorldLaws, inputs: list) -> Findin
         else:
             want = [{freeze(y): Fraction(p) for y, p in leaf.items() if p} for leaf in want]
             if isinstance(got, dict):  # a product stated leaf by leaf, enumerated output by output
-                got, want = _flat(got), _product(want)
+                got, want = _flat(got), independent_law(want)
         if got != want:
             why = _diff(got, want)
             return Finding(False, f"in world {list(w)} (encodings' values) the code's conditional law differs from "
@@ -433,13 +433,6 @@ def _flat(law: dict) -> dict:
 
 def _leaves(y: Any) -> list:
     return [leaf for part in y for leaf in _leaves(part)] if isinstance(y, tuple) else [y]
-
-
-def _product(leaves: list[dict]) -> dict:
-    out: dict = {(): Fraction(1)}
-    for leaf in leaves:
-        out = {k + (y,): p * q for k, p in out.items() for y, q in leaf.items()}
-    return out
 
 
 def _leaf_laws(law: ProductLaw) -> list[dict]:

@@ -62,6 +62,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from vetdp import progress
 from vetdp.core.measurement import AtomDomain, BitVectorDomain, DiscreteDistance
+from vetdp.engine.batch import batch_finding
 from vetdp.engine.budgets import (
     BEST_FIRST_MAX_CHOICES,
     DEFAULT_BUDGET,
@@ -70,7 +71,6 @@ from vetdp.engine.budgets import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIME_LIMIT,
 )
-from vetdp.engine.batch import batch_finding
 from vetdp.engine.clauses import (
     STATE_KEPT,
     TIGHTNESS,
@@ -136,8 +136,8 @@ __all__ = ["RunConfig", "Finding", "TIGHTNESS", "check_measurement_spec", "evalu
 
 # Every clause name a measurement spec's run can report (besides precondition[<id>] rows), for -k selection.
 MEASUREMENT_CLAUSES = (
-    "construct", "engine", "function.law", "function.batch", "privacy.sound", "privacy.tight", "privacy.distance", "privacy.monotone",
-    "privacy.rdp", "privacy.pld", "privacy.dominated",
+    "construct", "engine", "function.law", "function.batch", "privacy.sound", "privacy.tight", "privacy.distance",
+    "privacy.monotone", "privacy.rdp", "privacy.pld", "privacy.dominated",
     "errors.data_independent", "domain.rejects_outside", "randomness.through_primitives",
     "randomness.cryptographic", "state.independent_calls", "timing.constant_bytes", "audit.distribution",
     "search.universal", "search.coverage",

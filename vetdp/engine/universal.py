@@ -388,8 +388,9 @@ def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
 
 
 def _probe_vectors(domain: Any) -> list[tuple[bool, ...]]:
-    """Concrete inputs at which to read the structure of code that branches on its input bits: every bit 0, and
-    the first min(m, k) bits 1 (every bit that a vector of the domain can set is 1 in some of them, 0 in one)."""
+    """Concrete inputs at which to read the structure of code that branches on its input bits: every bit 0 (each
+    output bit's law for input bit 0), and the first min(m, k) bits 1 (their laws for input bit 1). A bit past the
+    m-th is never read at input bit 1 here, so agreement proves nothing; only a difference is a finding."""
     k, m = domain.length, domain.max_weight
     ones = k if m is None else min(m, k)
     return [(False,) * k, (True,) * ones + (False,) * (k - ones)]
@@ -1439,9 +1440,9 @@ def _refuted_by_coordinates(spec: Any, fixed: dict, law: _Structured, env: dict,
     verdict = compare_claim(value, ln_ratio_bracket(ratio), max_prec=1024)
     if verdict.verdict is not Verdict.UNSOUND:
         return None
-    return (f"at {_show_env(env)}: map(1) = {value!r} is below the loss {float(verdict.truth_lo):.17g} of a listed pair "
-            f"at Hamming distance {far} (every output bit follows the reference coordinate law; bit {int(b)} "
-            f"against {int(not b)} gives output bit {y!r} with ratio P/Q to the power {far})")
+    return (f"at {_show_env(env)}: map(1) = {value!r} is below the loss {float(verdict.truth_lo):.17g} of a "
+            f"listed pair at Hamming distance {far} (every output bit follows the reference coordinate law; bit "
+            f"{int(b)} against {int(not b)} gives output bit {y!r} with ratio P/Q to the power {far})")
 
 
 def _refuted(spec: Any, fixed: dict, laws: dict, env: dict, claim: Any) -> str | None:
