@@ -15,9 +15,11 @@ Post (n = 1, 2, 3 reports): map(1) = ε∞ = min(2h, k)·ln((1 − r)/r) >= the 
 together (not tight: the loss of finitely many reports stays below ε∞, reaching it only as n grows).
 Search: one report drawn with k <= 3 and pinned at k = 4 (drawn up to 5 with --deep; every input when k <= 4),
 h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 with --deep) and pinned up to
-k = 3 (k = 3, h = 2: h < k < 2h), with 4 and 7 reports pinned at k = 1; f at 0, the float edges, subnormals n·2**-1074 (k <= 2 only: their exact
-probabilities are long), p at 0, q at 1, q = the float after p, and the p* = 2**-1000 boundary (f = 2**-999,
-p = 0, q = 1).
+k = 3 (k = 3, h = 2: h < k < 2h), with 4 and 7 reports pinned at k = 1; f at 0, the float edges, subnormals
+n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0, q at 1, q = the float after p, and the
+p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1). Scale examples k = 32 and 65 (h = 2): each output bit's
+exact law at three concrete inputs, read by forked runs (the code branches on each permanent bit), against
+``coordinate_law``; a difference fails the law.
 Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
 time, and k = 1, h = 1 where 2h > k); the joint precondition is ``accepted``; the constant is ε₁ (2h <= k: one
 weight pair; 2h > k: the larger of two, compared as the code compares them). n reports: k = 1, h = 1,
@@ -127,10 +129,10 @@ def inputs(p):
 
 def one_law(p, x):
     """P[S = y | B = x] = Π_i (q* if x_i else p*)^y_i (1 − (q* if x_i else p*))^(1 − y_i)."""
-    _, q_star, p_star = report_probabilities(p)
-    ones = [q_star if b else p_star for b in bits_of(x)]
-    return {y: math.prod((o if yi else 1 - o) for o, yi in zip(ones, y, strict=True))
-            for y in itertools.product((False, True), repeat=len(ones))}
+    by_bit = {b: coordinate_law(p, b) for b in (False, True)}
+    coordinates = [by_bit[b] for b in bits_of(x)]
+    return {y: math.prod(c[yi] for c, yi in zip(coordinates, y, strict=True))
+            for y in itertools.product((False, True), repeat=len(coordinates))}
 
 
 def shared_permanent_law(r: Fraction, pv: Fraction, qv: Fraction, n: int, bits: tuple[bool, ...]) -> dict:
@@ -213,12 +215,21 @@ def universal_constant(p) -> PrivacyConstant:
     return first
 
 
+def coordinate_law(p, bit: bool) -> dict:
+    """One output bit of the reference law: 1 with probability q* if the input bit is 1, else p*."""
+    _, q_star, p_star = report_probabilities(p)
+    one = q_star if bit else p_star
+    return {True: one, False: 1 - one}
+
+
 UNIVERSAL = Universal(
     bases=universal_bases,
     # each float's valid values (-0.0 is 0); the joint conditions p < q, p*, 1 − q* >= 2**-1000 are ``accepted``
     floats=lambda p: {"f": (-0.0, P_MAX), "p": (-0.0, P_MAX), "q": (5e-324, 1.0)},
     constant=universal_constant,
     accepts=accepted,
+    # Bloom filters longer than the bases are read at concrete inputs, output bit by output bit (scale examples)
+    coordinate_law=coordinate_law,
 )
 
 def many_universal_bases(deep: bool) -> list[dict]:
@@ -306,6 +317,9 @@ ONE_REPORT = MeasurementSpec(
     max_d_in=3,
     edges=edges,
     universal=UNIVERSAL,
+    # production lengths, around one and two words: the code branches on each permanent bit, so there is no
+    # product structure; each output bit's exact law is compared with coordinate_law at a few concrete inputs
+    scale_examples=[{"k": k, "m": 2, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False} for k in (32, 65)],
 )
 
 MANY_REPORTS = MeasurementSpec(

@@ -20,7 +20,7 @@ from vetdp.arith import rounding as R
 from vetdp.core.measurement import BitVectorDomain, DomainError, bitvector_domain, discrete_distance
 from vetdp.engine.divergence import Verdict, compare_claim
 from vetdp.engine.enumerate import output_distribution
-from vetdp.engine.runner import RunConfig, check_measurement_spec
+from vetdp.engine.runner import RunConfig, check_measurement_spec, evaluate_params
 from vetdp.engine.spec import find_spec
 from vetdp.impl import rappor
 from vetdp.impl.rappor import (
@@ -599,6 +599,23 @@ def test_the_default_search_of_many_reports_reaches_more_reports_than_it_draws()
                                           cfg=RunConfig(strict_messages=False, impl_ref="tests.mutants")))
     failing = {r.check: r for r in results if r.status.is_failure}
     assert "privacy.sound" in failing and '"reports": 4' in failing["privacy.sound"].subject, failing
+
+
+def test_a_permanent_response_missing_past_the_eighth_bit_fails_the_law_at_the_scale_examples():
+    # the code branches on each permanent bit (no product structure over symbolic bits) and every drawn Bloom filter
+    # is at most 5 bits long: only the scale examples (k = 32, 65), read output bit by output bit, reach bit 8
+    spec = dataclasses.replace(find_spec("rappor"), examples=[BASE_ONE], params=lambda deep: st.just(BASE_ONE))
+    wrong = {r.check: r for r in check_measurement_spec(spec, ctor=mut.prr_on_first_8_bits_only, cfg=PINNED_ONLY)}
+    law = wrong["function.law"]
+    assert law.status.is_failure and '"k": 32' in law.subject, law
+    assert "on the input 00000000000000000000000000000000, output bit 8 (input bit 0) has the exact law {False: " \
+           "3/4, True: 1/4}; the spec's coordinate law is {False: 5/8, True: 3/8}" in law.message
+    for ctor in (spec.load_constructor(), mut.prr_and_irr_interleaved):
+        for params in spec.scale_examples:
+            findings = evaluate_params(spec, ctor, params, PINNED_ONLY, scale=True)
+            assert findings and all(f.ok for f in findings.values()), findings
+            assert "on 3 concrete input(s) every output bit's exact law is the spec's coordinate law" in \
+                findings["function.law"].message
 
 
 @pytest.mark.deep  # ~10 s each on a loaded machine; `vetdp check` runs the same specs in the gate

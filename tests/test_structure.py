@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import pytest
 
+from tests.mutants import rappor_mutants
 from vetdp.core.measurement import BitVectorDomain, bitvector_domain, discrete_distance
 from vetdp.engine.divergence import Verdict, compare_claim, ln_ratio_bracket
 from vetdp.engine.enumerate import enumerate_law
@@ -26,6 +27,7 @@ from vetdp.engine.structure import (
     delta_at_ratio,
     discover_product_structure,
     exact_work,
+    forked_coordinate_laws,
     pair_classes,
     pld_power,
     privacy_loss_distribution,
@@ -35,6 +37,7 @@ from vetdp.engine.structure import (
     worst_pair,
 )
 from vetdp.impl.randomized_response_bitvec import flip_probability, make_randomized_response_bitvec
+from vetdp.impl.rappor import make_rappor_report
 from vetdp.sampling.primitives import random_bytes, sample_bernoulli_float, sample_uniform_int_below
 
 TINY = 5e-324
@@ -665,3 +668,93 @@ def test_the_worst_split_by_corners_of_the_last_group_equals_every_split():
         value, splits = _maximise(groups, cap)
         assert value == _every_split_maximum(groups, cap), (groups, cap)
         assert sum(a for a, _ in splits) <= cap and sum(b for _, b in splits) <= cap
+
+
+# ------------------------------------------------------------------ forked runs: code branching on its own draws
+
+def _enumerated_marginals(fn, x) -> list[dict]:
+    """Each output bit's law from the code's full enumeration (path by path), zero probabilities dropped."""
+    law = enumerate_law(fn, x).dist
+    out = []
+    for i in range(len(x)):
+        marginal = {b: sum((p for y, p in law.items() if bool(y[i]) == b), Fraction(0)) for b in (False, True)}
+        out.append({b: p for b, p in marginal.items() if p})
+    return out
+
+
+def _forked(fn, x) -> list[dict]:
+    return [{bool(y): p for y, p in c.laws[()].items() if p} for c in forked_coordinate_laws(fn, x)]
+
+
+def _rappor_function(ctor, k, m=None, f=0.5, p=0.25, q=0.75):
+    return ctor(bitvector_domain(max_weight=m or k, length=k), discrete_distance(), f, p, q).function
+
+
+@pytest.mark.parametrize("ctor", [make_rappor_report, rappor_mutants.prr_and_irr_interleaved,
+                                  rappor_mutants.irr_swaps_p_and_q, rappor_mutants.prr_flips_with_f])
+def test_forked_laws_equal_the_marginals_of_the_full_enumeration_on_every_input(ctor):
+    fn = _rappor_function(ctor, 3, f=0.75, p=0.125, q=0.625)
+    with pytest.raises(NotStructured, match="control flow depends on"):
+        discover_product_structure(fn, 3)  # one symbolic run cannot follow a branch on a draw
+    for x in itertools.product((False, True), repeat=3):
+        assert _forked(fn, x) == _enumerated_marginals(fn, x), x
+
+
+def test_forked_laws_show_a_defect_past_the_eighth_bit_exactly():
+    # the permanent response on bits 0-7 only: bit 8 reads the filter itself, 1 w.p. p = 1/4 for a 0 (p* = 3/8)
+    laws = _forked(_rappor_function(rappor_mutants.prr_on_first_8_bits_only, 10, m=2), (False,) * 10)
+    assert laws[:8] == [{True: Fraction(3, 8), False: Fraction(5, 8)}] * 8
+    assert laws[8:] == [{True: Fraction(1, 4), False: Fraction(3, 4)}] * 2
+
+
+def _coins_then_reports(bits):
+    sides = [bool(b ^ sample_bernoulli_float(0.25)) for b in bits]
+    return [sample_bernoulli_float(0.75 if s else 0.25) for s in sides], sides
+
+
+def _hidden_joint_dependence(bits):
+    out, sides = _coins_then_reports(bits)
+    if sum(sides[1:6]) >= 2:  # no single branch changes output bit 0; two of five together do
+        out[0] = out[0] ^ True
+    return tuple(out)
+
+
+def _branches_inside_branches(bits):
+    out = []
+    for b in bits:
+        if sample_bernoulli_float(0.5):
+            out.append(b ^ True if sample_bernoulli_float(0.5) else b)  # a second branch on one side only
+        else:
+            out.append(b)
+    return tuple(out)
+
+
+def _tests_its_types(bits):
+    out, _ = _coins_then_reports(bits)
+    return tuple(y if isinstance(y, bool) else y ^ True for y in out)  # another law than a real run's
+
+
+def _draws_foreign_randomness(bits):
+    import random
+
+    out, _ = _coins_then_reports(bits)
+    return tuple(y ^ (random.random() < 0.5) for y in out)
+
+
+@pytest.mark.parametrize("fn,words", [
+    (_hidden_joint_dependence, "combination of branches"),
+    (_branches_inside_branches, "along one plan"),
+    (_tests_its_types, "differs from the forked run's prediction"),
+    (_draws_foreign_randomness, "foreign randomness"),
+])
+def test_forked_reading_refuses_code_it_cannot_read_rather_than_give_a_law(fn, words):
+    with pytest.raises(NotStructured, match=words):
+        forked_coordinate_laws(fn, (False,) * 6)
+
+
+def test_forked_reading_is_bounded_by_a_count_of_runs():
+    fn = _rappor_function(make_rappor_report, 8, m=2)
+    with pytest.raises(NotStructured, match="more than 12 runs"):
+        forked_coordinate_laws(fn, (False,) * 8, max_runs=12)
+    # at most 1 + 8 single flips + 8 mixed plans (each bit's law depends on its own branch only)
+    assert len(forked_coordinate_laws(fn, (False,) * 8, max_runs=17)) == 8

@@ -228,7 +228,6 @@ def test_a_wrong_multiple_of_a_129th_power_is_refused_without_sympy_expanding_it
     import sympy
 
     from vetdp.engine import tightness
-
     from vetdp.engine.symbolic import explore_regions
 
     def run(s):

@@ -130,6 +130,37 @@ def irr_swaps_p_and_q(input_domain, input_metric, f, p, q, constant_time=False):
         sample_bernoulli_float(p if b else q, constant_time) for b in _permanent(bits, r, constant_time)))
 
 
+def prr_on_first_8_bits_only(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: the permanent response covers bits 0-7 only; from bit 8 on the instantaneous response reads the
+    Bloom filter itself (invisible below 9 bits; the code branches on each permanent bit, so it has no product
+    structure over symbolic bits)."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    r = rappor_flip_probability(f)
+
+    def function(bits):
+        permanent = tuple(b ^ sample_bernoulli_float(r, constant_time) if i < 8 else b for i, b in enumerate(bits))
+        return tuple(sample_bernoulli_float(q if b else p, constant_time) for b in permanent)
+
+    return dataclasses.replace(m, function=function)
+
+
+def prr_and_irr_interleaved(input_domain, input_metric, f, p, q, constant_time=False):
+    """Sound (not a mutant): the same law as make_rappor_report, written bit by bit with an ``if`` on the
+    permanent coin and an instantaneous draw in each branch."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    r = rappor_flip_probability(f)
+
+    def function(bits):
+        out = []
+        for b in bits:
+            if sample_bernoulli_float(r, constant_time):
+                b = not b
+            out.append(sample_bernoulli_float(q, constant_time) if b else sample_bernoulli_float(p, constant_time))
+        return tuple(out)
+
+    return dataclasses.replace(m, function=function)
+
+
 def client_redraws_per_run(input_domain, input_metric, f, p, q, runs, derivation="vetdp", constant_time=False):
     """Defect: the permanent response is drawn afresh in every run (a client that keeps it in memory only, as the
     CLI did before client secrets), while the map still says ε∞ over all runs."""

@@ -27,8 +27,9 @@ from vetdp.impl.randomized_response_bitvec import (
 )
 from vetdp.sampling.primitives import sample_bernoulli_float
 
-__all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_map_weight_capped", "bitvec_branches", "bool_band", "bool_branches",
-           "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map", "k_rappor_first_64_bits_by_bool", "k_rappor_by_bool", "k_rappor_max_map", "k_rappor_nudged_min",
+__all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_map_weight_capped", "bitvec_branches", "bool_band",
+           "bool_branches", "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map",
+           "k_rappor_first_64_bits_by_bool", "k_rappor_by_bool", "k_rappor_max_map", "k_rappor_nudged_min",
            "k_rappor_doubled_side", "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band",
            "RAPPOR_P_BAND", "RAPPOR_F_BAND", "RAPPOR_LOOSE_BAND", "rr_accepts_below_one_over_t"]
 

@@ -29,6 +29,12 @@ of inputs in the domain (at most ``max_weight`` set bits each) is found by an ex
 programme over coordinates on exact rational likelihood ratios; the loss is the logarithm of
 that rational, compared with a claim by interval arithmetic
 (:func:`vetdp.engine.divergence.compare_claim`).
+
+**Forked runs.** Code that branches on its own draws (``q if b' else p``) has no such run.
+At one concrete input, :func:`forked_coordinate_laws` follows each branch as a fork and reads
+each output coordinate's exact law from a few plans of sides; the reading is tested (mixed
+plans, concrete replays), not proved, so it serves findings only: a coordinate whose law
+differs from a reference.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.sampling.sources import BranchingSource, ReplayDiverged, use_source
 
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
+           "forked_coordinate_laws", "coordinate_laws_at", "probe_vectors",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
            "privacy_loss_distribution", "pld_power", "pld_of_terms", "delta_at_ratio", "pair_classes", "worst_delta",
@@ -139,9 +146,13 @@ class Sym:
             return table[()]
         return Sym(self.registry, support, table)
 
-    # control flow on a symbolic value is not a product structure
+    # control flow on a symbolic value is not a product structure; a forked run (:func:`forked_coordinate_laws`)
+    # takes one branch and records the condition
     def __bool__(self) -> bool:
-        raise NotStructured(f"control flow depends on {self._describe()} (an if, while, and/or, bool())")
+        forks = _FORKS.get()
+        if forks is None:
+            raise NotStructured(f"control flow depends on {self._describe()} (an if, while, and/or, bool())")
+        return forks.decide(self)
 
     def __index__(self) -> int:
         raise NotStructured(f"{self._describe()} is used as an index or converted to int")
@@ -298,6 +309,55 @@ def _replay(fn: Callable[[Any], Any], x: tuple[bool, ...], choices: list[int], d
     return out
 
 
+@contextlib.contextmanager
+def _no_foreign_randomness(function: Callable[[Any], Any]) -> Iterator[None]:
+    """NotStructured when the code draws randomness that does not go through the sampler primitives (the reason
+    given first, before any other the block found)."""
+    failure = None
+    with watch_foreign_randomness(function, scan_heap=False) as foreign:
+        try:
+            yield
+        except NotStructured as e:
+            failure = e
+    if foreign.used:
+        raise NotStructured(f"the code draws foreign randomness ({', '.join(foreign.sources)})") from failure
+    if failure is not None:
+        raise failure
+
+
+def _symbolic_call(function: Callable[[Any], Any], argument: Any, source: _SymbolicSource, length: int) -> list[Any]:
+    """The outputs of ``function(argument)`` under the symbolic ``source`` (NotStructured for anything else than
+    ``length`` coordinates; the caller watches for foreign randomness)."""
+    with use_source(source):
+        try:
+            result = function(argument)
+        except NotStructured:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure on symbolic values means: not established
+            raise NotStructured(f"the symbolic run raised {type(e).__name__}: {e}") from e
+    outputs = _outputs(result)
+    if len(outputs) != length:
+        raise NotStructured(f"the output has {len(outputs)} coordinates, the input {length}")
+    return outputs
+
+
+def _test_plan(seed: int) -> Callable[[int], int]:
+    """pick(n) in [0, n): a seeded test plan from SHAKE-256, not a random.Random (the caller may watch those)."""
+    counter = itertools.count()
+    words: Iterator[int] = iter(())
+
+    def pick(n: int) -> int:
+        nonlocal words
+        word = next(words, None)
+        if word is None:
+            block = hashlib.shake_256(f"{seed}/{next(counter)}".encode()).digest(8 * 1024)
+            words = (int.from_bytes(block[i:i + 8], "big") for i in range(0, len(block), 8))
+            word = next(words)
+        return word % n
+
+    return pick
+
+
 def discover_product_structure(function: Callable[[Any], Any], length: int, *, replays: int = 32,
                                seed: int = 0, at: Any = None) -> ProductStructure:
     """Run ``function`` once symbolically on ``length`` input bits and establish its product structure.
@@ -312,18 +372,9 @@ def discover_product_structure(function: Callable[[Any], Any], length: int, *, r
     registry = _Registry()
     inputs = [registry.new("input", (False, True), None) for _ in range(length)] if at is None else []
     source = _SymbolicSource(registry)
-    with watch_foreign_randomness(function, scan_heap=False) as foreign, use_source(source):
-        try:
-            result = function(tuple(Sym.of_var(registry, v) for v in inputs) if at is None else at)
-        except NotStructured:
-            raise
-        except Exception as e:  # noqa: BLE001 - any failure on symbolic values means: not established
-            raise NotStructured(f"the symbolic run raised {type(e).__name__}: {e}") from e
-    if foreign.used:
-        raise NotStructured(f"the code draws foreign randomness ({', '.join(foreign.sources)})")
-    outputs = _outputs(result)
-    if len(outputs) != length:
-        raise NotStructured(f"the output has {len(outputs)} coordinates, the input {length}")
+    with _no_foreign_randomness(function):
+        outputs = _symbolic_call(function, tuple(Sym.of_var(registry, v) for v in inputs) if at is None else at,
+                                 source, length)
     coordinates = tuple(_coordinate_law(i, v, registry) for i, v in enumerate(outputs))
     owner: dict[int, int] = {}
     for c in coordinates:
@@ -334,19 +385,7 @@ def discover_product_structure(function: Callable[[Any], Any], length: int, *, r
                 raise NotStructured(f"output coordinates {owner[d]} and {c.index} read the same draw")
             owner[d] = c.index
     draws = source.draws
-    counter = itertools.count()
-
-    words = iter(())
-
-    def pick(n: int) -> int:  # a seeded test plan from SHAKE-256, not a random.Random (the caller may watch those)
-        nonlocal words
-        word = next(words, None)
-        if word is None:
-            block = hashlib.shake_256(f"{seed}/{next(counter)}".encode()).digest(8 * 1024)
-            words = (int.from_bytes(block[i:i + 8], "big") for i in range(0, len(block), 8))
-            word = next(words)
-        return word % n
-
+    pick = _test_plan(seed)
     plans = [([0] * length, [0] * len(draws)), ([1] * length, [len(d.values) - 1 for d in draws])]
     plans += [([pick(2) for _ in range(length)], [pick(len(d.values)) for d in draws])
               for _ in range(max(0, replays - 2))]
@@ -360,6 +399,274 @@ def discover_product_structure(function: Callable[[Any], Any], length: int, *, r
             raise NotStructured(f"on the concrete input {x} the output differs from the symbolic prediction: "
                                 "the code behaves differently on symbolic values")
     return ProductStructure(length, coordinates, len(plans))
+
+
+# ------------------------------------------------------------------ forked runs: code branching on its own draws
+
+MAX_FORK_RUNS = 1024  # runs of the code one forked reading may make (a count of work, never a time)
+MAX_JOINT_BRANCHES = 4  # branches one output coordinate's law may depend on together (2^4 runs for it)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fork:
+    """One branch on a symbolic value: the value's truth for each assignment of ``support``, and the side taken."""
+
+    support: tuple[int, ...]
+    truth: dict[tuple[int, ...], bool]
+    outcome: bool
+
+    def holds(self, env: dict[int, int]) -> bool:
+        return self.truth[tuple(env[v] for v in self.support)] == self.outcome
+
+
+def _closure(variables: set[int], forks: Sequence[_Fork], by_var: dict[int, list[int]]
+             ) -> tuple[tuple[int, ...], list[int]]:
+    """The variables linked to ``variables`` through the forks' conditions, and the indices of those forks
+    (``by_var``: the forks whose condition reads each variable)."""
+    variables, taken = set(variables), set()
+    todo = list(variables)
+    while todo:
+        for j in by_var.get(todo.pop(), ()):
+            if j not in taken:
+                taken.add(j)
+                for v in forks[j].support:
+                    if v not in variables:
+                        variables.add(v)
+                        todo.append(v)
+    return tuple(sorted(variables)), sorted(taken)
+
+
+def _by_var(forks: Sequence[_Fork]) -> dict[int, list[int]]:
+    index: dict[int, list[int]] = {}
+    for j, f in enumerate(forks):
+        for v in f.support:
+            index.setdefault(v, []).append(j)
+    return index
+
+
+def _consistent(registry: _Registry, variables: tuple[int, ...], forks: Sequence[_Fork]) -> Iterator[dict[int, int]]:
+    """Every assignment of ``variables`` that meets the conditions of ``forks`` (all within ``variables``)."""
+    sizes = [len(registry.vars[v].values) for v in variables]
+    if math.prod(sizes) > MAX_TABLE:
+        raise NotStructured(f"branches link {len(variables)} random variables ({math.prod(sizes)} cases)")
+    for assignment in itertools.product(*(range(s) for s in sizes)):
+        env = dict(zip(variables, assignment, strict=True))
+        if all(f.holds(env) for f in forks):
+            yield env
+
+
+def _mass(registry: _Registry, env: dict[int, int]) -> Fraction:
+    return math.prod((registry.vars[v].probs[i] for v, i in env.items()), start=Fraction(1))
+
+
+class _Forks:
+    """The branch plan of one forked run: fork number j, counted in the order the code reaches them, takes True
+    when j is in ``flips``, else False. A branch that the earlier forks leave one way to go is not a fork."""
+
+    def __init__(self, registry: _Registry, flips: frozenset[int], limit: int):
+        self.registry, self.flips, self.limit = registry, flips, limit
+        self.forks: list[_Fork] = []
+        self.by_var: dict[int, list[int]] = {}
+
+    def decide(self, value: Sym) -> bool:
+        if any(self.registry.vars[v].kind != "draw" for v in value.support):
+            raise NotStructured(f"control flow depends on {value._describe()}; forked runs take concrete inputs")
+        truth = {a: bool(v) for a, v in value.table.items()}
+        variables, taken = _closure(set(value.support), self.forks, self.by_var)
+        sides = {truth[tuple(env[v] for v in value.support)]
+                 for env in _consistent(self.registry, variables, [self.forks[j] for j in taken])}
+        if len(sides) == 1:
+            return sides.pop()
+        if len(self.forks) >= self.limit:
+            raise NotStructured(f"the code branches on more than {self.limit} random values")
+        fork = _Fork(value.support, truth, len(self.forks) in self.flips)
+        for v in fork.support:
+            self.by_var.setdefault(v, []).append(len(self.forks))
+        self.forks.append(fork)
+        return fork.outcome
+
+
+_FORKS: contextvars.ContextVar[_Forks | None] = contextvars.ContextVar("vetdp_structure_forks", default=None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ForkedRun:
+    """One run of the code along one branch plan: its draws, its outputs (symbolic in the draws) and its forks."""
+
+    registry: _Registry
+    draws: list[_Var]
+    outputs: list[Any]
+    forks: list[_Fork]
+    by_var: dict[int, list[int]]
+    laws: dict[int, dict[Any, Fraction]] = dataclasses.field(default_factory=dict, compare=False)
+
+    def law(self, i: int) -> dict[Any, Fraction]:
+        """Output coordinate i's exact law given that every fork of this run went its way."""
+        if i not in self.laws:
+            self.laws[i] = self._law(i)
+        return self.laws[i]
+
+    def _law(self, i: int) -> dict[Any, Fraction]:
+        value = self.outputs[i]
+        if not isinstance(value, Sym):
+            return {value: Fraction(1)}
+        variables, taken = _closure(set(value.support), self.forks, self.by_var)
+        law: dict[Any, Fraction] = {}
+        total = Fraction(0)
+        for env in _consistent(self.registry, variables, [self.forks[j] for j in taken]):
+            p, y = _mass(self.registry, env), value.at(env)
+            law[y] = law.get(y, Fraction(0)) + p
+            total += p
+        return {y: p / total for y, p in law.items()}
+
+    def probability(self, indices: frozenset[int]) -> Fraction:
+        """P[the forks ``indices`` go their way]; NotStructured when their conditions share variables with another
+        fork (their probability then depends on it)."""
+        support = set().union(*(self.forks[j].support for j in indices))
+        variables, taken = _closure(support, self.forks, self.by_var)
+        if set(taken) != set(indices):
+            raise NotStructured(f"branches {sorted(indices)} share random values with branches "
+                                f"{sorted(set(taken) - set(indices))}")
+        return sum((_mass(self.registry, env) for env in
+                    _consistent(self.registry, variables, [self.forks[j] for j in taken])), Fraction(0))
+
+    def assignment(self, pick: Callable[[int], int]) -> dict[int, int]:
+        """A test assignment of every draw that meets every fork's condition."""
+        env: dict[int, int] = {}
+        for fork in self.forks:
+            if fork.support[0] in env:
+                continue
+            variables, taken = _closure(set(fork.support), self.forks, self.by_var)
+            options = list(_consistent(self.registry, variables, [self.forks[t] for t in taken]))
+            env |= options[pick(len(options))]
+        for d in self.draws:
+            env.setdefault(d.index, pick(len(d.values)))
+        return env
+
+
+def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], *, seed: int = 0,
+                           mixes: int = 8, replays: int = 8, max_runs: int = MAX_FORK_RUNS
+                           ) -> tuple[CoordinateLaw, ...]:
+    """Each output coordinate's exact law on the concrete input ``x``, for code that branches on its own draws
+    (RAPPOR's ``q if b' else p`` on its permanent bit b'), which one symbolic run cannot follow.
+
+    Each branch on a symbolic value is a fork: a run follows one side of every fork (a plan), and the forks are
+    told apart by the order the code reaches them. From the run taking every fork's False side and one run per
+    fork taking its True side alone, each output coordinate is found to depend on the forks whose flip changes
+    its law; its law is then the mixture over those forks' sides (at most :data:`MAX_JOINT_BRANCHES`), each side
+    weighted by its exact probability.
+
+    That reading assumes a coordinate's law depends on no other fork jointly. It is tested, not proved: ``mixes``
+    runs with seeded random plans must give every coordinate the law the reading predicts, and ``replays``
+    concrete replays (the draws chosen to meet a run's forks) must give that run's outputs. A failed test, a
+    number of forks that changes with the plan, a fork's condition sharing draws with another's, or more than
+    ``max_runs`` runs is :class:`NotStructured`. So a law returned here is evidence, and a coordinate whose law
+    differs from a reference is a finding; agreement proves nothing for other inputs.
+    """
+    length = len(x)
+    runs: dict[frozenset[int], _ForkedRun] = {}
+    forks_per_run: list[int] = []
+
+    def run(flips: frozenset[int]) -> _ForkedRun:
+        if flips in runs:
+            return runs[flips]
+        if len(runs) >= max_runs:
+            raise NotStructured(f"reading the branches needs more than {max_runs} runs")
+        registry = _Registry()
+        source = _SymbolicSource(registry)
+        plan = _Forks(registry, flips, limit=max_runs)
+        token = _FORKS.set(plan)
+        try:
+            outputs = _symbolic_call(function, x, source, length)
+        finally:
+            _FORKS.reset(token)
+        if any(not isinstance(p, Fraction) for d in source.draws for p in d.probs):
+            raise NotStructured("forked runs need concrete probabilities (the parameters are symbolic)")
+        if forks_per_run and len(plan.forks) != forks_per_run[0]:
+            raise NotStructured(f"the code branches on {len(plan.forks)} random values along one plan and on "
+                                f"{forks_per_run[0]} along another")
+        forks_per_run.append(len(plan.forks))
+        runs[flips] = _ForkedRun(registry, source.draws, outputs, plan.forks, plan.by_var)
+        return runs[flips]
+
+    pick = _test_plan(seed)
+    # the code runs under a watch for foreign randomness (which slows every call down), laws are read outside it
+    with _no_foreign_randomness(function):
+        base = run(frozenset())
+        n = forks_per_run[0]
+        singles = [run(frozenset({j})) for j in range(n)]
+        plans = [frozenset(j for j in range(n) if pick(2)) for _ in range(mixes)]
+        for flips in plans:
+            run(flips)
+        for flips in [frozenset(), *plans][:max(1, replays)]:
+            taken = runs[flips]
+            env = taken.assignment(pick)
+            expected = [o.at(env) if isinstance(o, Sym) else o for o in taken.outputs]
+            actual = _replay(function, x, [env[d.index] for d in taken.draws], taken.draws)
+            if len(actual) != len(expected) or any(not _same(a, e) for a, e in zip(actual, expected, strict=False)):
+                raise NotStructured(f"on the concrete input {x} the output differs from the forked run's "
+                                    "prediction: the code behaves differently on symbolic values")
+    base_laws = [base.law(i) for i in range(length)]
+    joint = []
+    for i in range(length):
+        own = {j for j, flipped in enumerate(singles) if flipped.law(i) != base_laws[i]}
+        if own:
+            own.update(_closure(set().union(*(base.forks[j].support for j in own)), base.forks, base.by_var)[1])
+        if len(own) > MAX_JOINT_BRANCHES:
+            raise NotStructured(f"output bit {i}'s law depends on {len(own)} branches on random values")
+        joint.append(tuple(sorted(own)))
+
+    def sides(i: int) -> list[frozenset[int]]:
+        return [frozenset(j for j, side in zip(joint[i], chosen, strict=True) if side)
+                for chosen in itertools.product((False, True), repeat=len(joint[i]))]
+
+    more = {flips for i in range(length) for flips in [*sides(i), *(plan & frozenset(joint[i]) for plan in plans)]}
+    if more - runs.keys():
+        with _no_foreign_randomness(function):
+            for flips in sorted(more - runs.keys(), key=sorted):
+                run(flips)
+
+    laws = []
+    for i in range(length):
+        for flips in plans:
+            if runs[flips].law(i) != runs[flips & frozenset(joint[i])].law(i):
+                raise NotStructured(f"output bit {i}'s law changes with a combination of branches on random "
+                                    "values that no single branch changes")
+        law: dict[Any, Fraction] = {}
+        weights = Fraction(0)
+        for flips in sides(i):
+            weight = runs[flips].probability(frozenset(joint[i])) if joint[i] else Fraction(1)
+            weights += weight
+            for y, p in runs[flips].law(i).items():
+                law[y] = law.get(y, Fraction(0)) + weight * p
+        if weights != 1:
+            raise NotStructured(f"the sides of output bit {i}'s branches have probabilities summing to {weights}")
+        laws.append(CoordinateLaw(i, (), (), {(): law}))
+    return tuple(laws)
+
+
+def probe_vectors(domain: BitVectorDomain) -> list[tuple[bool, ...]]:
+    """Concrete inputs at which to read code that branches on its input bits: every bit 0 (each output bit's law
+    for input bit 0), the first min(m, k) bits 1 and the last min(m, k) bits 1 (their laws for input bit 1). A bit
+    between them is never read at input bit 1 here, so agreement proves nothing; only a difference is a finding."""
+    k, m = domain.length, domain.max_weight
+    ones = k if m is None else min(m, k)
+    return list(dict.fromkeys([(False,) * k, (True,) * ones + (False,) * (k - ones),
+                               (False,) * (k - ones) + (True,) * ones]))
+
+
+def coordinate_laws_at(function: Callable[[Any], Any], x: tuple[bool, ...], *, replays: int = 32
+                       ) -> tuple[CoordinateLaw, ...]:
+    """Each output coordinate's law on the concrete input ``x``: from one symbolic run over the draws, or, when
+    the code branches on its draws, from forked runs (:func:`forked_coordinate_laws`). NotStructured when neither
+    reads it."""
+    try:
+        return discover_product_structure(function, len(x), at=x, replays=replays).coordinates
+    except NotStructured as e:
+        try:
+            return forked_coordinate_laws(function, x)
+        except NotStructured as forked:
+            raise NotStructured(f"{e}; forked runs: {forked}") from forked
 
 
 def _max_ratio(p: dict[Any, Fraction], q: dict[Any, Fraction]) -> tuple[Fraction | None, Any]:

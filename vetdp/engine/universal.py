@@ -364,7 +364,7 @@ def admissible_constants(universal: Any, params: dict) -> tuple:
 def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
     """The product-structure run of a long bit vector (None: the base is enumerated input by input)."""
     from vetdp.core.measurement import BitVectorDomain
-    from vetdp.engine.structure import NotStructured, discover_product_structure
+    from vetdp.engine.structure import NotStructured, coordinate_laws_at, discover_product_structure, probe_vectors
 
     universal = spec.universal
     domain = getattr(inner, "input_domain", None)
@@ -376,24 +376,14 @@ def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
         structure = discover_product_structure(inner.function, domain.length, replays=STRUCTURE_REPLAYS)
     except NotStructured as e:
         per_input = []
-        for x in _probe_vectors(domain):
+        for x in probe_vectors(domain):
             try:
-                per_input.append((x, discover_product_structure(inner.function, domain.length, at=x,
-                                                                replays=STRUCTURE_REPLAYS).coordinates))
+                per_input.append((x, coordinate_laws_at(inner.function, x, replays=STRUCTURE_REPLAYS)))
             except NotStructured:
                 pass
         return _Structured(None, reference, f"no product structure over symbolic input bits: {e}",
                            per_input=tuple(per_input))
     return _Structured(structure.coordinates, reference, "")
-
-
-def _probe_vectors(domain: Any) -> list[tuple[bool, ...]]:
-    """Concrete inputs at which to read the structure of code that branches on its input bits: every bit 0 (each
-    output bit's law for input bit 0), and the first min(m, k) bits 1 (their laws for input bit 1). A bit past the
-    m-th is never read at input bit 1 here, so agreement proves nothing; only a difference is a finding."""
-    k, m = domain.length, domain.max_weight
-    ones = k if m is None else min(m, k)
-    return [(False,) * k, (True,) * ones + (False,) * (k - ones)]
 
 
 # ------------------------------------------------------------------ comparing laws
