@@ -17,9 +17,9 @@ Search: one report drawn with k <= 3 and pinned at k = 4 (drawn up to 5 with --d
 h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 with --deep) and pinned up to
 k = 3 (k = 3, h = 2: h < k < 2h), with 4 and 7 reports pinned at k = 1; f at 0, the float edges, subnormals
 n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0, q at 1, q = the float after p, and the
-p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1). Scale examples k = 32 and 65 (h = 2): each output bit's
-exact law at three concrete inputs, read by forked runs (the code branches on each permanent bit), against
-``coordinate_law``; a difference fails the law.
+p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1). Scale examples k = 32 (h = 2), 65 and 128 (h = k): each
+output bit's exact law at the concrete inputs of structure.probe_vectors (zeros, heaviest prefix and suffix), read by
+forked runs (the code branches on each permanent bit), against ``coordinate_law``; a difference fails the law.
 Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
 time, and k = 1, h = 1 where 2h > k); the joint precondition is ``accepted``; the constant is ε₁ (2h <= k: one
 weight pair; 2h > k: the larger of two, compared as the code compares them). n reports: k = 1, h = 1,
@@ -319,7 +319,9 @@ ONE_REPORT = MeasurementSpec(
     universal=UNIVERSAL,
     # production lengths, around one and two words: the code branches on each permanent bit, so there is no
     # product structure; each output bit's exact law is compared with coordinate_law at a few concrete inputs
-    scale_examples=[{"k": k, "m": 2, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False} for k in (32, 65)],
+    # (h = k: the heaviest prefix is every bit, so each output bit is read at both input bits)
+    scale_examples=[{"k": k, "m": m, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False}
+                    for k, m in ((32, 2), (65, 65), (128, 128))],
 )
 
 MANY_REPORTS = MeasurementSpec(

@@ -690,10 +690,23 @@ def _rappor_function(ctor, k, m=None, f=0.5, p=0.25, q=0.75):
     return ctor(bitvector_domain(max_weight=m or k, length=k), discrete_distance(), f, p, q).function
 
 
-@pytest.mark.parametrize("ctor", [make_rappor_report, rappor_mutants.prr_and_irr_interleaved,
-                                  rappor_mutants.irr_swaps_p_and_q, rappor_mutants.prr_flips_with_f])
-def test_forked_laws_equal_the_marginals_of_the_full_enumeration_on_every_input(ctor):
-    fn = _rappor_function(ctor, 3, f=0.75, p=0.125, q=0.625)
+def _two_branches_per_bit(bits):
+    # each output bit depends on two forks together (read fork by fork, not by codes)
+    out = []
+    for b in bits:
+        first, second = bool(sample_bernoulli_float(0.5)), bool(sample_bernoulli_float(0.25))
+        out.append(b ^ sample_bernoulli_float(0.125 if first and second else 0.375))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("fn", [
+    _rappor_function(make_rappor_report, 3, f=0.75, p=0.125, q=0.625),
+    _rappor_function(rappor_mutants.prr_and_irr_interleaved, 3, f=0.75, p=0.125, q=0.625),
+    _rappor_function(rappor_mutants.irr_swaps_p_and_q, 3, f=0.75, p=0.125, q=0.625),
+    _rappor_function(rappor_mutants.prr_flips_with_f, 3, f=0.75, p=0.125, q=0.625),
+    _two_branches_per_bit,
+], ids=["rappor", "interleaved", "irr_swaps_p_and_q", "prr_flips_with_f", "two_branches_per_bit"])
+def test_forked_laws_equal_the_marginals_of_the_full_enumeration_on_every_input(fn):
     with pytest.raises(NotStructured, match="control flow depends on"):
         discover_product_structure(fn, 3)  # one symbolic run cannot follow a branch on a draw
     for x in itertools.product((False, True), repeat=3):
@@ -758,3 +771,14 @@ def test_forked_reading_is_bounded_by_a_count_of_runs():
         forked_coordinate_laws(fn, (False,) * 8, max_runs=12)
     # at most 1 + 8 single flips + 8 mixed plans (each bit's law depends on its own branch only)
     assert len(forked_coordinate_laws(fn, (False,) * 8, max_runs=17)) == 8
+
+
+def test_forks_read_by_codes_and_one_by_one_give_the_same_laws(monkeypatch):
+    from vetdp.engine import structure
+
+    fn = _rappor_function(rappor_mutants.prr_on_first_8_bits_only, 11, m=3, f=0.75, p=0.125, q=0.625)
+    x = (True, False, False, True, False, False, False, False, False, True, False)
+    by_codes = _forked(fn, x)
+    monkeypatch.setattr(structure, "_decoded", lambda *args: None)
+    assert _forked(fn, x) == by_codes
+    assert by_codes[0] != by_codes[9] and by_codes[1] != by_codes[10]  # bits 9, 10 without the permanent response

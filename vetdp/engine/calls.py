@@ -49,7 +49,7 @@ from fractions import Fraction
 from typing import Any
 
 from vetdp.engine.budgets import STATE_CALLS
-from vetdp.engine.enumerate import Raised, freeze
+from vetdp.engine.enumerate import Raised, freeze, independent_law
 from vetdp.sampling.sources import BranchingSource, PathLimitExceeded, ReplayDiverged, SeededSource, use_source
 
 __all__ = ["Path", "Memo", "first_calls", "built_alike", "first_call_paths", "independent_calls",
@@ -322,7 +322,7 @@ def _as_declared(fresh: Callable[[], Any], memo: Memo, keyed: dict, references: 
             joint = _joint(lambda x=x, x2=x2: functools.partial(_pair, fresh(), x, fresh, x2, True))
             if joint is not None:
                 checked["other key"] += 1
-                product = _product(single, laws[other])
+                product = independent_law([single, laws[other]])
                 if joint != product:
                     return _joint_failure(joint, product, f"a call on {show(x)!r} (another key) of the "
                                           "same measurement", "the product of their first calls' laws gives",
@@ -331,8 +331,9 @@ def _as_declared(fresh: Callable[[], Any], memo: Memo, keyed: dict, references: 
             lambda x=x: functools.partial(_pair, fresh(), x, fresh, x, False))
         if joint is not None:
             checked["other measurement"] += 1
-            if joint != _product(single, single):
-                return _joint_failure(joint, _product(single, single), f"a call on {show(x)!r} of another measurement"
+            product = independent_law([single, single])
+            if joint != product:
+                return _joint_failure(joint, product, f"a call on {show(x)!r} of another measurement"
                                       " built separately", "the product of their first calls' laws gives", x, x, show,
                                       "product")
     return True, (f"as declared: {n} calls on {built} measurement{'s' if built > 1 else ''}, cycling through "
@@ -348,10 +349,6 @@ def _joint(make: Callable[[], Callable[[], Any]]) -> dict | None:
     """The exact joint law of ``make()()`` (two outcomes), or None when it has more than MEMO_PATHS paths."""
     paths, done = first_call_paths(make, MEMO_PATHS, 2 * REFERENCE_CHOICES)
     return _law(paths) if done else None
-
-
-def _product(a: dict, b: dict) -> dict:
-    return {(y, z): pa * pb for y, pa in a.items() for z, pb in b.items()}
 
 
 def _pair(m: Any, x: Any, fresh: Callable[[], Any], x2: Any, same: bool) -> tuple:

@@ -551,10 +551,12 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
     (RAPPOR's ``q if b' else p`` on its permanent bit b'), which one symbolic run cannot follow.
 
     Each branch on a symbolic value is a fork: a run follows one side of every fork (a plan), and the forks are
-    told apart by the order the code reaches them. From the run taking every fork's False side and one run per
-    fork taking its True side alone, each output coordinate is found to depend on the forks whose flip changes
-    its law; its law is then the mixture over those forks' sides (at most :data:`MAX_JOINT_BRANCHES`), each side
-    weighted by its exact probability.
+    told apart by the order the code reaches them. Each output coordinate is found to depend on the forks whose
+    flip changes its law: read from 2·⌈log₂ n⌉ runs flipping the forks by the bits of their numbers when each
+    coordinate depends on one fork alone (RAPPOR), else from one run per fork flipping it alone from either the
+    all-False or the all-True plan (a coordinate reading two forks through ``and`` changes only from the latter).
+    Its law is then the mixture over those forks' sides (at most :data:`MAX_JOINT_BRANCHES`), each side weighted by its
+    exact probability.
 
     That reading assumes a coordinate's law depends on no other fork jointly. It is tested, not proved: ``mixes``
     runs with seeded random plans must give every coordinate the law the reading predicts, and ``replays``
@@ -594,7 +596,11 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
     with _no_foreign_randomness(function):
         base = run(frozenset())
         n = forks_per_run[0]
-        singles = [run(frozenset({j})) for j in range(n)]
+        run(frozenset(range(n)))  # every coordinate's True side, when read by codes
+        width = max(1, (n - 1).bit_length()) if n else 0
+        coded = {(b, v): frozenset(j for j in range(n) if (j >> b) & 1 == v) for b in range(width) for v in (0, 1)}
+        for flips in coded.values():
+            run(flips)
         plans = [frozenset(j for j in range(n) if pick(2)) for _ in range(mixes)]
         for flips in plans:
             run(flips)
@@ -607,42 +613,90 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
                 raise NotStructured(f"on the concrete input {x} the output differs from the forked run's "
                                     "prediction: the code behaves differently on symbolic values")
     base_laws = [base.law(i) for i in range(length)]
-    joint = []
-    for i in range(length):
-        own = {j for j, flipped in enumerate(singles) if flipped.law(i) != base_laws[i]}
-        if own:
-            own.update(_closure(set().union(*(base.forks[j].support for j in own)), base.forks, base.by_var)[1])
-        if len(own) > MAX_JOINT_BRANCHES:
-            raise NotStructured(f"output bit {i}'s law depends on {len(own)} branches on random values")
-        joint.append(tuple(sorted(own)))
+    joint = _decoded(base, base_laws, {key: runs[flips] for key, flips in coded.items()}, n)
+    by_codes = joint is not None
 
-    def sides(i: int) -> list[frozenset[int]]:
-        return [frozenset(j for j, side in zip(joint[i], chosen, strict=True) if side)
-                for chosen in itertools.product((False, True), repeat=len(joint[i]))]
+    def representative(flips: frozenset[int]) -> frozenset[int]:
+        """The run that stands for the sides ``flips`` of one coordinate's forks: itself, or (read by codes, one
+        fork per coordinate) the run flipping every fork."""
+        return frozenset(range(n)) if by_codes and flips else flips
 
-    more = {flips for i in range(length) for flips in [*sides(i), *(plan & frozenset(joint[i]) for plan in plans)]}
-    if more - runs.keys():
+    if joint is None:  # read fork by fork (each flipped alone, and each unflipped alone), then each side
+        every = frozenset(range(n))
+        with _no_foreign_randomness(function):
+            flipped = [(run(frozenset({j})), base) for j in range(n)]
+            flipped += [(run(every - {j}), runs[every]) for j in range(n)]
+        joint = _by_single_flips(base, flipped, length)
+        more = {flips for i in range(length)
+                for flips in [*_sides(joint[i]), *(plan & frozenset(joint[i]) for plan in plans)]}
         with _no_foreign_randomness(function):
             for flips in sorted(more - runs.keys(), key=sorted):
                 run(flips)
+    checked = [*plans, *coded.values()]
 
     laws = []
     for i in range(length):
-        for flips in plans:
-            if runs[flips].law(i) != runs[flips & frozenset(joint[i])].law(i):
+        for flips in checked:
+            if runs[flips].law(i) != runs[representative(flips & frozenset(joint[i]))].law(i):
                 raise NotStructured(f"output bit {i}'s law changes with a combination of branches on random "
                                     "values that no single branch changes")
         law: dict[Any, Fraction] = {}
         weights = Fraction(0)
-        for flips in sides(i):
-            weight = runs[flips].probability(frozenset(joint[i])) if joint[i] else Fraction(1)
+        for flips in _sides(joint[i]):
+            taken = runs[representative(flips)]
+            weight = taken.probability(frozenset(joint[i])) if joint[i] else Fraction(1)
             weights += weight
-            for y, p in runs[flips].law(i).items():
+            for y, p in taken.law(i).items():
                 law[y] = law.get(y, Fraction(0)) + weight * p
         if weights != 1:
             raise NotStructured(f"the sides of output bit {i}'s branches have probabilities summing to {weights}")
         laws.append(CoordinateLaw(i, (), (), {(): law}))
     return tuple(laws)
+
+
+def _sides(forks: tuple[int, ...]) -> list[frozenset[int]]:
+    """Every choice of sides of ``forks``, as the set of those taking True."""
+    return [frozenset(j for j, side in zip(forks, chosen, strict=True) if side)
+            for chosen in itertools.product((False, True), repeat=len(forks))]
+
+
+def _decoded(base: _ForkedRun, base_laws: list[dict], coded: dict[tuple[int, int], _ForkedRun], n: int
+             ) -> list[tuple[int, ...]] | None:
+    """Each coordinate's fork, read from 2·⌈log₂ n⌉ runs: run (b, v) flips the forks whose bit b is v, so a
+    coordinate whose law depends on fork j alone changes in exactly one run of each pair, which spells j. None
+    when some coordinate shows another pattern (several forks, or forks linked through shared draws): then the
+    forks are read one by one."""
+    width = len(coded) // 2
+    joint: list[tuple[int, ...]] = []
+    for i, law in enumerate(base_laws):
+        pattern = [(coded[(b, 0)].law(i) != law, coded[(b, 1)].law(i) != law) for b in range(width)]
+        if not any(moved for pair in pattern for moved in pair):
+            joint.append(())
+            continue
+        if any(pair not in ((True, False), (False, True)) for pair in pattern):
+            return None
+        j = sum(1 << b for b, pair in enumerate(pattern) if pair[1])
+        if j >= n or _closure(set(base.forks[j].support), base.forks, base.by_var)[1] != [j]:
+            return None
+        joint.append((j,))
+    return joint
+
+
+def _by_single_flips(base: _ForkedRun, flipped: list[tuple[_ForkedRun, _ForkedRun]], length: int
+                     ) -> list[tuple[int, ...]]:
+    """Each coordinate's forks: those whose flip alone changes its law, from the run taking every False side or from
+    the one taking every True side (``flipped``: n pairs (run, the run it flips from) for each), with the forks
+    their draws link them to."""
+    n = len(flipped) // 2
+    joint = []
+    for i in range(length):
+        own = {t % n for t, (run, start) in enumerate(flipped) if run.law(i) != start.law(i)}
+        if own:
+            own.update(_closure(set().union(*(base.forks[j].support for j in own)), base.forks, base.by_var)[1])
+        if len(own) > MAX_JOINT_BRANCHES:
+            raise NotStructured(f"output bit {i}'s law depends on {len(own)} branches on random values")
+        joint.append(tuple(sorted(own)))
+    return joint
 
 
 def probe_vectors(domain: BitVectorDomain) -> list[tuple[bool, ...]]:

@@ -1393,6 +1393,11 @@ def _claim_at(spec: Any, build: Callable[[dict], Any], fixed: dict, env: dict) -
     return leaves[0].result.claim
 
 
+def _map_at(claim: Any, env: dict) -> Any:
+    """The map's value at the parameter value ``env`` (a float, or what the map gave: a Raised)."""
+    return _value(claim.term, env) if isinstance(claim, SymFloat) else claim
+
+
 def _farthest_listed(spec: Any, fixed: dict, law: _Structured, env: dict) -> tuple[int, bool, Any] | None:
     """For a long bit vector whose every output bit follows the reference coordinate law (``law``): the largest
     Hamming distance D of the spec's listed neighbouring pairs at ``env``, and the input bit b and output bit y of
@@ -1421,7 +1426,7 @@ def _refuted_by_coordinates(spec: Any, fixed: dict, law: _Structured, env: dict,
     distance D, decided by directed rounding; None when that is not established."""
     from vetdp.engine.divergence import Verdict, compare_claim, ln_ratio_bracket
 
-    value = _value(claim.term, env) if isinstance(claim, SymFloat) else claim  # the map's float at env
+    value = _map_at(claim, env)
     found = _farthest_listed(spec, fixed, law, env)
     if not isinstance(value, float) or found is None:
         return None
@@ -1440,7 +1445,7 @@ def _refuted(spec: Any, fixed: dict, laws: dict, env: dict, claim: Any) -> str |
     map's value), or None when that is not established (sound there, undecided, or a map that raised)."""
     from vetdp.engine.clauses import _loss_finding, pairs_within
 
-    value = _value(claim.term, env) if isinstance(claim, SymFloat) else claim  # the map's float at env
+    value = _map_at(claim, env)
     if not isinstance(value, float):
         return None
     dists = {x: {y: poly_value(q, env) for y, q in law.items()} for x, law in laws.items()}
