@@ -20,6 +20,8 @@ n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0, q at 1, q
 p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1). Scale examples k = 32 (h = 2), 65 and 128 (h = k): each
 output bit's exact law at the concrete inputs of structure.probe_vectors (zeros, heaviest prefix and suffix), read by
 forked runs (the code branches on each permanent bit), against ``coordinate_law``; a difference fails the law.
+n reports: scale examples k = 32 (h = 2, 3 reports) and k = 65 (h = k, 2 reports), read column by column (bit i of
+every report, ``report_columns``) against ``many_coordinate_law``.
 Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
 time, and k = 1, h = 1 where 2h > k); the joint precondition is ``accepted``; the constant is ε₁ (2h <= k: one
 weight pair; 2h > k: the larger of two, compared as the code compares them). n reports: k = 1, h = 1,
@@ -135,22 +137,28 @@ def one_law(p, x):
             for y in itertools.product((False, True), repeat=len(coordinates))}
 
 
-def shared_permanent_law(r: Fraction, pv: Fraction, qv: Fraction, n: int, bits: tuple[bool, ...]) -> dict:
-    """P[(S^1, ..., S^n) = ys | B = bits] for n reports sharing one permanent response with flip probability r:
-    per bit, the mixture over the shared permanent bit b' of Π_t P[S^t_i | b'] (q if b' else p for a 1)."""
-
-    def column(bit: bool, column_bits: tuple[bool, ...]) -> Fraction:
+def column_law(r: Fraction, pv: Fraction, qv: Fraction, n: int, bit: bool) -> dict[tuple[bool, ...], Fraction]:
+    """P[(S^1_i, ..., S^n_i) = column | B_i = bit] for n reports sharing one permanent bit b' flipped with
+    probability r: the mixture over b' of Π_t P[S^t_i | b'] (q if b' else p for a 1)."""
+    out = {}
+    for column in itertools.product((False, True), repeat=n):
         total = Fraction(0)
         for b_perm in (False, True):
             weight = (1 - r) if b_perm == bit else r
             one = qv if b_perm else pv
-            total += weight * math.prod((one if s else 1 - one) for s in column_bits)
-        return total
+            total += weight * math.prod((one if s else 1 - one) for s in column)
+        out[column] = total
+    return out
 
+
+def shared_permanent_law(r: Fraction, pv: Fraction, qv: Fraction, n: int, bits: tuple[bool, ...]) -> dict:
+    """P[(S^1, ..., S^n) = ys | B = bits] for n reports sharing one permanent response with flip probability r:
+    per bit, :func:`column_law`."""
+    columns = {b: column_law(r, pv, qv, n, b) for b in (False, True)}
     out = {}
     for flat in itertools.product((False, True), repeat=n * len(bits)):
         ys = tuple(flat[t * len(bits):(t + 1) * len(bits)] for t in range(n))
-        prob = math.prod(column(bit, tuple(ys[t][i] for t in range(n))) for i, bit in enumerate(bits))
+        prob = math.prod(columns[bit][tuple(ys[t][i] for t in range(n))] for i, bit in enumerate(bits))
         # p = 0 or q = 1 make some reports impossible: outputs of probability 0 are not listed (a polynomial of
         # symbolic floats is kept: the engine drops it where it is 0 on the whole region)
         if not isinstance(prob, Fraction) or prob:
@@ -247,11 +255,25 @@ def many_constant(p) -> PrivacyConstant:
                                                      "d": min(2 * p["m"], p["k"])})
 
 
+def many_coordinate_law(p, bit: bool) -> dict:
+    """Bit i of every report (a tuple of p["reports"] bits) given input bit i: :func:`column_law`."""
+    return column_law(exact_value(rappor_flip_probability(p["f"])), exact_value(p["p"]), exact_value(p["q"]),
+                      p["reports"], bit)
+
+
+def report_columns(p, reports) -> tuple:
+    """n reports of k bits as k columns: column i holds bit i of every report."""
+    return tuple(zip(*reports, strict=True))
+
+
 UNIVERSAL_MANY = Universal(
     bases=many_universal_bases,
     floats=lambda p: {"f": (5e-324, P_MAX), "p": (-0.0, P_MAX), "q": (5e-324, 1.0)},  # f = 0 refused
     constant=many_constant,
     accepts=accepted,
+    # long Bloom filters (scale examples) are read column by column at concrete inputs
+    coordinate_law=many_coordinate_law,
+    coordinates=report_columns,
 )
 
 BASE = {"m": 1, "k": 4, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False}
@@ -360,6 +382,9 @@ MANY_REPORTS = MeasurementSpec(
     max_d_in=3,
     edges=edges,
     universal=UNIVERSAL_MANY,
+    # production lengths: each column's exact law (bit i of every report) at concrete inputs, by forked runs
+    scale_examples=[{"k": k, "m": m, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False, "reports": n}
+                    for k, m, n in ((32, 2, 3), (65, 65, 2))],
 )
 
 SPECS = [ONE_REPORT, MANY_REPORTS]

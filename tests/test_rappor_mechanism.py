@@ -604,8 +604,11 @@ def test_the_default_search_of_many_reports_reaches_more_reports_than_it_draws()
 def test_a_permanent_response_missing_past_the_eighth_bit_fails_the_law_at_the_scale_examples():
     # the code branches on each permanent bit (no product structure over symbolic bits) and every drawn Bloom filter
     # is at most 5 bits long: only the scale examples (k = 32, 65, 128), read output bit by output bit, reach bit 8
-    spec = dataclasses.replace(find_spec("rappor"), examples=[BASE_ONE], params=lambda deep: st.just(BASE_ONE))
-    wrong = {r.check: r for r in check_measurement_spec(spec, ctor=mut.prr_on_first_8_bits_only, cfg=PINNED_ONLY)}
+    spec = find_spec("rappor")
+    first = dataclasses.replace(spec, examples=[BASE_ONE], params=lambda deep: st.just(BASE_ONE),
+                                scale_examples=spec.scale_examples[:1])
+    wrong = {r.check: r for r in check_measurement_spec(first, ctor=mut.prr_on_first_8_bits_only,
+                                                        cfg=dataclasses.replace(PINNED_ONLY, max_regions=0))}
     law = wrong["function.law"]
     assert law.status.is_failure and '"k": 32' in law.subject, law
     assert "on the input 00000000000000000000000000000000, output bit 8 (input bit 0) has the exact law {False: " \
@@ -617,6 +620,22 @@ def test_a_permanent_response_missing_past_the_eighth_bit_fails_the_law_at_the_s
             inputs = 3 if params["m"] < params["k"] else 2  # zeros, heaviest prefix and suffix (all ones: m = k)
             assert f"on {inputs} concrete input(s) every output bit's exact law is the spec's coordinate law" in \
                 findings["function.law"].message
+
+
+def test_reports_memoising_the_first_eight_bits_only_fail_the_law_at_the_scale_examples():
+    # bit i of every report (a column) against its law given input bit i; the search draws at most 3 bits
+    spec = find_spec("rappor_reports")
+    first = dataclasses.replace(spec, examples=[BASE_MANY], params=lambda deep: st.just(BASE_MANY),
+                                scale_examples=spec.scale_examples[:1])
+    wrong = {r.check: r for r in check_measurement_spec(first, ctor=mut.reports_memo_first_8_bits_only,
+                                                        cfg=dataclasses.replace(PINNED_ONLY, max_regions=0))}
+    law = wrong["function.law"]
+    assert law.status.is_failure and '"k": 32' in law.subject, law
+    assert "output bit 8 (input bit 0) has the exact law {(False, False, False): " in law.message, law.message
+    for params in spec.scale_examples:
+        findings = evaluate_params(spec, spec.load_constructor(), params, PINNED_ONLY, scale=True)
+        assert findings and all(f.ok for f in findings.values()), findings
+        assert "every output bit's exact law is the spec's coordinate law" in findings["function.law"].message
 
 
 @pytest.mark.deep  # ~10 s each on a loaded machine; `vetdp check` runs the same specs in the gate

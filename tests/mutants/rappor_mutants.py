@@ -77,6 +77,20 @@ def reports_last_from_raw_bits_from_four(input_domain, input_metric, f, p, q, re
     return dataclasses.replace(m, function=function)
 
 
+def reports_memo_first_8_bits_only(input_domain, input_metric, f, p, q, reports, constant_time=False):
+    """Defect: the permanent response is memoised for bits 0-7 only; from bit 8 on each report draws its own, so
+    many reports average the permanent noise away (invisible below 9 bits)."""
+    m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
+    r = rappor_flip_probability(f)
+
+    def function(bits):
+        permanent = _permanent(bits[:8], r, constant_time)
+        return tuple(_instantaneous(permanent + _permanent(bits[8:], r, constant_time), p, q, constant_time)
+                     for _ in range(reports))
+
+    return dataclasses.replace(m, function=function)
+
+
 def reports_accept_f_zero(input_domain, input_metric, f, p, q, reports, constant_time=False):
     """Defect: f = 0 accepted for repeated reports (treated as f = 2**-1074)."""
     return make_rappor_reports(input_domain, input_metric, f if f != 0 else 5e-324, p, q, reports, constant_time)

@@ -91,6 +91,9 @@ class Universal:
     # (vetdp.engine.structure), coordinate by coordinate against coordinate_law(params, input bit) -> {bit: P};
     # None: every base is enumerated input by input
     coordinate_law: Callable[[Params, bool], dict] | None = None
+    # the output as one value per input bit, the values coordinate_law gives the law of (RAPPOR's n reports: bit i
+    # of every report, a tuple); None: the output itself
+    coordinates: Callable[[Params, Any], Sequence[Any]] | None = None
     enumerate_up_to: int = 6
     # a precondition linking the float parameters (not a product of intervals, e.g. p < q), as a predicate of the
     # parameters decided on the same regions as the code (exact_value, comparisons); None: floats(base) says all

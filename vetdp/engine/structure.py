@@ -290,6 +290,24 @@ def _outputs(result: Any) -> list[Any]:
     return list(result)
 
 
+def _joined(value: Any) -> Any:
+    """An output coordinate that is a tuple holding symbolic values (bit i of several reports) as one symbolic
+    value whose table gives the tuple; anything else as it is."""
+    if not isinstance(value, (tuple, list)) or not any(isinstance(v, Sym) for v in value):
+        return value
+    registry = next(v for v in value if isinstance(v, Sym)).registry
+    support = tuple(sorted({i for v in value if isinstance(v, Sym) for i in v.support}))
+    sizes = [len(registry.vars[i].values) for i in support]
+    if math.prod(sizes) > MAX_TABLE:
+        raise NotStructured(f"an output coordinate depends on {len(support)} random or input variables jointly "
+                            f"({math.prod(sizes)} cases)")
+    table = {}
+    for assignment in itertools.product(*(range(size) for size in sizes)):
+        env = dict(zip(support, assignment, strict=True))
+        table[assignment] = tuple(v.at(env) if isinstance(v, Sym) else v for v in value)
+    return Sym(registry, support, table)._reduced()
+
+
 def _replay(fn: Callable[[Any], Any], x: tuple[bool, ...], choices: list[int], draws: list[_Var]) -> list[Any]:
     source = BranchingSource(prefix=choices)
     source.track_probability = False  # only the output matters
@@ -335,7 +353,7 @@ def _symbolic_call(function: Callable[[Any], Any], argument: Any, source: _Symbo
             raise
         except Exception as e:  # noqa: BLE001 - any failure on symbolic values means: not established
             raise NotStructured(f"the symbolic run raised {type(e).__name__}: {e}") from e
-    outputs = _outputs(result)
+    outputs = [_joined(o) for o in _outputs(result)]
     if len(outputs) != length:
         raise NotStructured(f"the output has {len(outputs)} coordinates, the input {length}")
     return outputs
