@@ -11,7 +11,7 @@ map(d) is the same for every d >= 1); no input-dependent errors; other types rej
 scalars and arrays included.
 Search: t from 2 to 16 (every category enumerated), 17..64, and with --deep up to 300 and
 1000..2000 (T_BANDS; beyond 16 a spread of categories: first, last, smallest, largest and
-seeded others, each costing ~2t paths);
+seeded others, each costing ~2t paths); pinned at t = 32, 40, 101, 128, 255, 257 and 1000;
 int categories with gaps, possibly negative, and str categories, in shuffled, reversed or
 sorted order; prob at 1/t rounded up, the next float, 1/2 and 1 − 2**-53.
 Estimator: E[N̂_y] = N_y exactly; Var(N̂_y) = randomized_response_count_variance.
@@ -252,6 +252,11 @@ MEASUREMENT = MeasurementSpec(
         {"categories": layout(12, "str", step=2, order="shuffled", seed=2), "prob": P_MAX},
         {"categories": layout(40, "int", step=2, offset=1, order="reversed"), "prob": 0.5},
         {"categories": layout(5, "float", step=3, offset=-2, order="shuffled", seed=3), "prob": 0.5},
+        # past the drawn bands (t <= 64): odd and even t around 100, 128 and 256 (about 0.5 to 1 s each)
+        {"categories": layout(101, "str", order="shuffled", seed=4), "prob": 0.5},
+        {"categories": categories_of(128, "int"), "prob": at_least(Fraction(1, 128))},
+        {"categories": layout(255, "int", step=3, offset=-7, order="shuffled", seed=5), "prob": 0.9},
+        {"categories": categories_of(257, "str"), "prob": P_MAX},
         # t in the thousands: a spread of the categories is enumerated, each over all t outputs
         {"categories": layout(1000, "int", step=2, offset=-3, order="shuffled", seed=9),
          "prob": at_least(Fraction(1, 1000))},

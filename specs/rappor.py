@@ -13,13 +13,15 @@ Post (one report): map(0) = 0, map(1) >= the exact max-divergence over every inp
 when 2h > k); map(d_in >= 2) raises.
 Post (n = 1, 2, 3 reports): map(1) = ε∞ = min(2h, k)·ln((1 − r)/r) >= the exact max-divergence of the n reports
 together (not tight: the loss of finitely many reports stays below ε∞, reaching it only as n grows).
-Search: one report drawn with k <= 3 and pinned at k = 4 (drawn up to 5 with --deep; every input when k <= 4),
+Search: one report drawn with k <= 3 and pinned at k = 4 (h = 2 and h = 4; drawn up to 5 with --deep; every
+input when k <= 4),
 h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 with --deep) and pinned up to
 k = 3 (k = 3, h = 2: h < k < 2h), with 4 and 7 reports pinned at k = 1; f at 0, the float edges, subnormals
 n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0, q at 1, q = the float after p, and the
 p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1). Scale examples k = 32 (h = 2), 65 and 128 (h = k): each
-output bit's exact law at the concrete inputs of structure.probe_vectors (zeros, heaviest prefix and suffix), read by
-forked runs (the code branches on each permanent bit), against ``coordinate_law``; a difference fails the law.
+output bit's exact law (at k = 32 also with f, p, q = 1/8, 1/16, 15/16 and 3/4, 0, 1) at the concrete inputs of
+structure.probe_vectors (zeros, heaviest prefix and suffix), read by forked runs (the code branches on each
+permanent bit), against ``coordinate_law``; a difference fails the law.
 n reports: scale examples k = 32 (h = 2, 3 reports) and k = 65 (h = k, 2 reports), read column by column (bit i of
 every report, ``report_columns``) against ``many_coordinate_law``.
 Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
@@ -328,6 +330,8 @@ ONE_REPORT = MeasurementSpec(
         {"k": 3, "m": 1, "f": P_MAX, "p": 0.5, "q": math.nextafter(0.5, 1.0), "constant_time": False},  # tiny ε₁
         {"k": 1, "m": 1, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": True},  # k = 1
         {"k": 3, "m": 10**6, "f": 0.75, "p": 0.125, "q": 0.875, "constant_time": False},  # huge max_weight
+        # h > 3 on a filter longer than 3 bits (the search draws h <= 3 or huge, and k <= 3 with a huge h)
+        {"k": 4, "m": 4, "f": 0.5, "p": 0.125, "q": 0.5, "constant_time": False},  # p + q != 1: weights (4, 0)
     ],
     bad=BAD_COMMON,
     inputs=inputs,
@@ -341,9 +345,11 @@ ONE_REPORT = MeasurementSpec(
     universal=UNIVERSAL,
     # production lengths, around one and two words: the code branches on each permanent bit, so there is no
     # product structure; each output bit's exact law is compared with coordinate_law at a few concrete inputs
-    # (h = k: the heaviest prefix is every bit, so each output bit is read at both input bits)
-    scale_examples=[{"k": k, "m": m, "f": 0.5, "p": 0.25, "q": 0.75, "constant_time": False}
-                    for k, m in ((32, 2), (65, 65), (128, 128))],
+    # (h = k: the heaviest prefix is every bit, so each output bit is read at both input bits); a spread of f, p, q
+    scale_examples=[{"k": k, "m": m, "f": f, "p": pv, "q": qv, "constant_time": False}
+                    for k, m, f, pv, qv in ((32, 2, 0.5, 0.25, 0.75), (32, 32, 0.125, 0.0625, 0.9375),
+                                            (32, 32, 0.75, 0.0, 1.0), (65, 65, 0.25, 0.5, 0.75),
+                                            (128, 128, 0.5, 0.25, 0.75))],
 )
 
 MANY_REPORTS = MeasurementSpec(

@@ -3,7 +3,7 @@ clause its defect breaks, and our own constructors pass the same checks."""
 
 import pytest
 
-from tests.mutants import bitvec_mutants, other_mutants, rr_mutants
+from tests.mutants import bitvec_mutants, other_mutants, rappor_mutants, rr_mutants
 from vetdp.engine.estimators import check_estimator_spec
 from vetdp.engine.runner import RunConfig, check_measurement_spec
 from vetdp.engine.spec import find_spec
@@ -16,6 +16,10 @@ MEASUREMENT_MUTANTS = [
     ("randomized_response", rr_mutants.lie_not_uniform, "privacy.sound"),
     ("randomized_response", rr_mutants.accepts_prob_below_one_over_t, "precondition[prob_below_one_over_t]"),
     ("randomized_response", rr_mutants.domain_unchecked, "domain.rejects_outside"),
+    # reached only by the pinned t = 101 and 255 (the search draws t <= 64)
+    ("randomized_response", rr_mutants.lie_misses_the_last_category_for_odd_t_past_100, "function.law"),
+    # reached only by the pinned k = 4, h = 4 with p + q != 1 (the search draws h <= 3, or a huge h with k <= 3)
+    ("rappor", rappor_mutants.epsilon_one_weights_capped_at_three, "privacy.sound"),
     ("randomized_response_bitvec", bitvec_mutants.flips_with_f, "privacy.sound"),
     ("randomized_response_bitvec", bitvec_mutants.last_bit_unflipped, "privacy.sound"),
     ("randomized_response_bitvec", bitvec_mutants.naive_round_to_nearest_map, "privacy.sound"),
@@ -38,7 +42,8 @@ CFG = RunConfig(strict_messages=False, impl_ref="tests.mutants", max_examples=8)
 
 
 # 17 to 40 s each: the default suite skips them, .ci/run runs them (-m slow --deep)
-SLOW_MUTANTS = {"no_length_check", "domain_unchecked", "naive_round_to_nearest_map"}
+SLOW_MUTANTS = {"no_length_check", "domain_unchecked", "naive_round_to_nearest_map",
+                "lie_misses_the_last_category_for_odd_t_past_100", "epsilon_one_weights_capped_at_three"}
 
 
 @pytest.mark.parametrize("spec_name,mutant,clause", [

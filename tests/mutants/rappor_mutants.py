@@ -12,6 +12,7 @@ from vetdp.impl.rappor import (
     make_rappor_report,
     make_rappor_reports,
     rappor_flip_probability,
+    rappor_report_loss_weights,
 )
 from vetdp.sampling.primitives import sample_bernoulli_float
 
@@ -120,6 +121,15 @@ def epsilon_one_paper_formula_always(input_domain, input_metric, f, p, q, consta
     env = {"r": rappor_flip_probability(f), "p": p, "q": q, "a": hh, "b": hh}
     return _with_map(m, RAPPOR_EPSILON_ONE.to_float(env))
 
+
+def epsilon_one_weights_capped_at_three(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: the map weighs at most 3 set bits ("at most 3 hash functions"), below the loss for h > 3 on a filter
+    of more than 3 bits when p + q != 1 (the search draws h <= 3, or a huge h with k <= 3)."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    env = {"r": rappor_flip_probability(f), "p": p, "q": q}
+    capped = min(input_domain.max_weight, 3)
+    return _with_map(m, max(RAPPOR_EPSILON_ONE.to_float({**env, "a": a, "b": b})
+                            for a, b in rappor_report_loss_weights(capped, input_domain.length)))
 
 def prr_round_to_nearest(input_domain, input_metric, f, p, q, constant_time=False):
     """Defect: the permanent flip probability f/2 rounded to nearest (0 for f = 2**-1074: no permanent noise)."""

@@ -71,6 +71,21 @@ def lie_not_uniform(categories, prob_value):
         lie_rule=lambda i: cats[(i + 1) % len(cats)]))
 
 
+def lie_misses_the_last_category_for_odd_t_past_100(categories, prob_value):
+    """Defect: for odd t in (100, 256) the lie is drawn from t − 2 categories, so the last is never a lie (an output
+    of probability 0 on one input and not on another: infinite loss). The search draws t <= 64."""
+    m = make_randomized_response(categories, prob_value)
+    cats = list(categories)
+    if not (100 < len(cats) < 256 and len(cats) % 2 == 1):
+        return m
+
+    def lie(index):
+        sample = sample_uniform_int_below(len(cats) - 2)
+        return cats[sample + (sample >= index)]
+
+    return dataclasses.replace(m, function=_function(
+        cats, prob_value, lambda x: cats[sample_uniform_int_below(len(cats))], lie_rule=lie))
+
 def accepts_prob_below_one_over_t(categories, prob_value):
     """Defect: checks 1/t <= prob in float arithmetic, so 1/t rounded down passes."""
     cats = list(categories)

@@ -245,13 +245,18 @@ def _construct(build: Callable[[dict], Any], params: dict) -> Any:
         if _adopted_along(e.__traceback__):  # a module that tests isinstance(x, float): run the region again
             raise current_exploration().rerun(f"{type(e).__name__} with symbolic parameters ({e}) in a module that "
                                               "now takes them as floats") from None
-        concrete = _construct(build, {k: v.value if isinstance(v, SymFloat) else v for k, v in params.items()})
+        concrete = _construct(build, _at_point(params))
         if isinstance(concrete, _Rejected) and concrete.error.startswith(f"{type(e).__name__}:"):
             return _Rejected(f"{type(e).__name__}: {e}")
         raise current_exploration().leave_open(f"the constructor raised {type(e).__name__} with symbolic parameters "
                                                f"only ({e}) at {_where(e.__traceback__)}") from None
     return getattr(m, "inner", m)
 
+
+
+def _at_point(params: dict) -> dict:
+    """The parameters at the run's point: each symbolic float replaced by its plain float."""
+    return {k: v.value if isinstance(v, SymFloat) else v for k, v in params.items()}
 
 def _where(tb: Any) -> str:
     """file:line of the innermost frame of a traceback."""
@@ -275,7 +280,7 @@ def _confirm_raised(build: Callable[[dict], Any], params: dict, inputs: list, la
     region is left open (never failed)."""
     if current_exploration().forked:
         return
-    plain = _construct(build, {k: v.value if isinstance(v, SymFloat) else v for k, v in params.items()})
+    plain = _construct(build, _at_point(params))
     raised = {x: sorted(o.type for o in law if isinstance(o, Raised)) for x, law in laws.items()}
     if not isinstance(plain, _Rejected):
         concrete = {freeze(x): symbolic_law(lambda x=x: plain(x), budget) for x in inputs}
