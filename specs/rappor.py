@@ -14,14 +14,13 @@ when 2h > k); map(d_in >= 2) raises.
 Post (n = 1, 2, 3 reports): map(1) = ε∞ = min(2h, k)·ln((1 − r)/r) >= the exact max-divergence of the n reports
 together (not tight: the loss of finitely many reports stays below ε∞, reaching it only as n grows).
 Search: one report drawn with k <= 3 and pinned at k = 4 (h = 2 and h = 4; drawn up to 5 with --deep; every
-input when k <= 4),
-h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 with --deep) and pinned up to
-k = 3 (k = 3, h = 2: h < k < 2h), with 4 and 7 reports pinned at k = 1; f at 0, the float edges, subnormals
-n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0, q at 1, q = the float after p, and the
-p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1). Scale examples k = 32 (h = 2), 65 and 128 (h = k): each
-output bit's exact law (at k = 32 also with f, p, q = 1/8, 1/16, 15/16 and 3/4, 0, 1) at the concrete inputs of
-structure.probe_vectors (zeros, heaviest prefix and suffix), read by forked runs (the code branches on each
-permanent bit), against ``coordinate_law``; a difference fails the law.
+input when k <= 4), h in 1..3 and huge; n reports drawn with k <= 3, 2, 1 for n = 1, 2, 3 (4, 3, 2 with --deep)
+and pinned up to k = 3 (k = 3, h = 2: h < k < 2h), with 4 and 7 reports pinned at k = 1 and one at k = 7, h = 4;
+f at 0, the float edges, subnormals n·2**-1074 (k <= 2 only: their exact probabilities are long), p at 0, q at 1,
+q = the float after p, and the p* = 2**-1000 boundary (f = 2**-999, p = 0, q = 1). Scale examples k = 32
+(h = 2), 65 and 128 (h = k): each output bit's exact law (at k = 32 also with f, p, q = 1/8, 1/16, 15/16 and
+3/4, 0, 1) at the concrete inputs of structure.probe_vectors (zeros, heaviest prefix and suffix), read by forked
+runs (the code branches on each permanent bit), against ``coordinate_law``; a difference fails the law.
 n reports: scale examples k = 32 (h = 2, 3 reports) and k = 65 (h = k, 2 reports), read column by column (bit i of
 every report, ``report_columns``) against ``many_coordinate_law``.
 Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep also k = 3, 4, h = 2, constant
@@ -371,6 +370,9 @@ MANY_REPORTS = MeasurementSpec(
         # and one per report at k = 1
         {"k": 1, "m": 1, "f": 0.5, "p": 0.0, "q": 1.0, "constant_time": False, "reports": 4},
         {"k": 1, "m": 1, "f": 0.25, "p": 0.25, "q": 0.75, "constant_time": False, "reports": 7},
+        # h > 3 and k > 6 (the search draws h <= 3, k <= 3): with p = 0, q = 1 one report shows the permanent
+        # response, so its exact loss is ε∞ itself (128 paths per input)
+        {"k": 7, "m": 4, "f": 0.5, "p": 0.0, "q": 1.0, "constant_time": False, "reports": 1},
     ],
     # k = 2 keeps the truth of a wrongly accepted parameter set cheap (2**(3k) paths per input for 2 reports)
     bad=[*[BadParams(b.id, {**b.params, "k": 2, "reports": 2}, b.error, b.names) for b in BAD_COMMON],

@@ -560,6 +560,8 @@ MUTANTS = [
     ("rappor_reports", mut.reports_accept_f_zero, "precondition[f_zero]", [BASE_MANY]),
     ("rappor_reports", mut.reports_distance_h_when_2h_exceeds_k, "privacy.sound",
      [{**BASE_MANY, "k": 3, "m": 2, "p": 0.0, "q": 1.0}]),
+    ("rappor_reports", mut.reports_distance_capped_at_three_hash_functions, "privacy.sound",
+     [{**BASE_MANY, "k": 7, "m": 4, "p": 0.0, "q": 1.0, "reports": 1}]),
     ("rappor", mut.epsilon_one_without_h, "privacy.sound", [{**BASE_ONE, "k": 4, "m": 2}]),
     ("rappor", mut.epsilon_one_with_p_q, "privacy.tight", [BASE_ONE]),
     ("rappor", mut.epsilon_one_paper_formula_always, "privacy.tight", [{**BASE_ONE, "m": 2}]),
@@ -569,7 +571,8 @@ MUTANTS = [
 ]
 
 
-SLOW_MUTANTS = {"reports_map_is_epsilon_one", "prr_round_to_nearest"}  # 11 to 19 s: run by .ci/run (-m slow)
+# 11 to 19 s: run by .ci/run (-m slow)
+SLOW_MUTANTS = {"reports_map_is_epsilon_one", "prr_round_to_nearest", "reports_distance_capped_at_three_hash_functions"}
 
 
 @pytest.mark.parametrize("spec_name,mutant,clause,examples", [

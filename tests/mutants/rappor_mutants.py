@@ -92,6 +92,13 @@ def reports_memo_first_8_bits_only(input_domain, input_metric, f, p, q, reports,
     return dataclasses.replace(m, function=function)
 
 
+def reports_distance_capped_at_three_hash_functions(input_domain, input_metric, f, p, q, reports,
+                                                    constant_time=False):
+    """Defect: ε∞ = min(2·min(h, 3), k)·ln((1 − r)/r), below the loss when h > 3 and k > 6."""
+    m = make_rappor_reports(input_domain, input_metric, f, p, q, reports, constant_time)
+    d = min(2 * min(input_domain.max_weight, 3), input_domain.length)
+    return _with_map(m, RAPPOR_EPSILON_INFINITY.to_float({"q": rappor_flip_probability(f), "d": d}))
+
 def reports_accept_f_zero(input_domain, input_metric, f, p, q, reports, constant_time=False):
     """Defect: f = 0 accepted for repeated reports (treated as f = 2**-1074)."""
     return make_rappor_reports(input_domain, input_metric, f if f != 0 else 5e-324, p, q, reports, constant_time)
