@@ -416,3 +416,23 @@ def test_a_size_bound_of_the_product_computation_is_undecided_with_its_bound_nev
     for name in ("privacy.pld", "privacy.dominated"):
         f = clauses.out[name]
         assert f.undecided and not f.ok and "too many ways to split 2 groups" in f.message, f.message
+
+
+def test_a_work_budget_passed_at_a_scale_example_is_skipped_with_the_reason_and_undecided_elsewhere():
+    # a sound bit vector flipping one ulp more than vetdp's (long mantissas) passed the exact-work budget of
+    # privacy.dominated at the pinned k = 129, m = 65, which made verify exit 1 (red team)
+    from vetdp.engine.runner import _Clauses
+    from vetdp.engine.structure import ExactWorkExceeded
+
+    def too_much() -> dict:
+        raise ExactWorkExceeded(2_000_000_000)
+
+    for scale in (False, True):
+        clauses = _Clauses({"k": 129}, RunConfig(), scale=scale)
+        assert clauses.run(("privacy.dominated",), too_much) is False
+        f = clauses.out["privacy.dominated"]
+        assert "2,000,000,000 word operations" in f.message, f.message
+        if scale:
+            assert f.ok and f.skipped and f.message.startswith("not checked at this size: ")
+        else:
+            assert not f.ok and f.undecided and f.message.startswith("undecided: ")

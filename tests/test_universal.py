@@ -244,6 +244,18 @@ def test_a_wrong_multiple_of_a_129th_power_is_refused_without_sympy_expanding_it
     assert not refused.holds and "they differ by -0.693147" in refused.why, refused.why
 
 
+def test_a_long_bit_vector_with_an_admissible_flip_is_not_failed_and_its_map_is_left_open():
+    # one ulp more noise: the spec admits any flip within 2**-30 of f/2 (red team: failed function.law on long
+    # bases, where only the reference coordinate law was compared, while short bases admitted it)
+    bases = [{"k": 7, "m": 2, "constant_time": False}, {"k": 65, "m": 3, "constant_time": False}]
+    report = _explore(_spec("randomized_response_bitvec", bases), uv.bitvec_one_ulp_more_noise)
+    law, sound = report.clauses["function.law"], report.clauses["privacy.sound"]
+    assert not law.failed and law.proved, report.describe("function.law")
+    assert not sound.failed and sound.open, report.describe("privacy.sound")  # not the reference law: not proved
+    wrong = _explore(_spec("randomized_response_bitvec", bases), uv.bitvec_band)
+    assert wrong.clauses["function.law"].failed  # a flip outside the window still fails
+
+
 def test_code_branching_on_its_input_bits_is_read_input_by_input_and_a_long_bit_defect_fails_the_law():
     # bool(b) on each input bit: no product structure over symbolic bits (every region open before); the structure
     # at the all-zero input and at the heaviest prefix shows bit 64 never flipped, on every ε of the region

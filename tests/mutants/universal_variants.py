@@ -27,7 +27,8 @@ from vetdp.impl.randomized_response_bitvec import (
 )
 from vetdp.sampling.primitives import sample_bernoulli_float
 
-__all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_map_weight_capped", "bitvec_branches", "bool_band",
+__all__ = ["bitvec_band", "bitvec_table", "bitvec_words", "bitvec_map_weight_capped", "bitvec_branches",
+           "bitvec_one_ulp_more_noise", "bool_band",
            "bool_branches", "bool_loose_band", "BAND", "LOOSE_BAND", "k_rappor_band_map",
            "k_rappor_first_64_bits_by_bool", "k_rappor_by_bool", "k_rappor_max_map", "k_rappor_nudged_min",
            "k_rappor_doubled_side", "K_RAPPOR_BAND", "rappor_band", "rappor_flip_band", "rappor_loose_band",
@@ -82,6 +83,18 @@ def bitvec_map_weight_capped(input_domain, input_metric, f, constant_time=False)
     eps = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON, {"q": flip_probability(f), "d": min(2 * min(w, 64), k)})
     return dataclasses.replace(m, privacy_map=lambda d: 0.0 if d == 0 else eps.value)
 
+
+def bitvec_one_ulp_more_noise(input_domain, input_metric, f, constant_time=False):
+    """Sound (an admissible law, not the reference): where the flip probability is at least 2**-1000 it is one ulp
+    above vetdp's (more noise), within the spec's window of 2**-30 of f/2; the map is the bound at that flip."""
+    def flip(f):
+        q = flip_probability(f)
+        return min(0.5, math.nextafter(q, 1.0)) if q >= 2.0**-1000 else q
+
+    m = _bitvec(input_domain, input_metric, f, flip)
+    eps = PrivacyConstant(RANDOMIZED_RESPONSE_BITVEC_EPSILON,
+                          {"q": flip(f), "d": min(2 * input_domain.max_weight, input_domain.length)}).value
+    return dataclasses.replace(m, privacy_map=lambda d: 0.0 if d == 0 else eps)
 
 def bitvec_branches(input_domain, input_metric, f, constant_time=False):
     """Sound: f = 1 is special-cased (pure noise, q = 1/2 exactly as flip_probability gives), f at most 2**-1022

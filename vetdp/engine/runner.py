@@ -315,8 +315,9 @@ def _construct(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: RunConf
 class _Clauses:
     """Runs clause functions for one parameter set: each under the time limit, errors contained."""
 
-    def __init__(self, params: dict, cfg: RunConfig):
+    def __init__(self, params: dict, cfg: RunConfig, scale: bool = False):
         self.params, self.cfg = params, cfg
+        self.scale = scale  # a spec's production-size example: a clause past a work budget is skipped, with why
         self.out: dict[str, Finding] = {}
         self.current: Any = None  # the input being evaluated, for witnesses
 
@@ -329,10 +330,10 @@ class _Clauses:
                 self.out.update(fn())
             return True
         except ExactWorkExceeded as e:  # a work budget: undecided, the same on every machine
-            self.out.update(dict.fromkeys(names, Finding(False, f"undecided: {e}", undecided=True)))
+            self.out.update(dict.fromkeys(names, self._too_large(str(e))))
         except NotStructured as e:  # a size bound of the product's exact computation (e.g. too many pair classes)
-            self.out.update(dict.fromkeys(names, Finding(False, f"undecided: the exact computation over the code's "
-                                                         f"product structure is too large: {e}", undecided=True)))
+            self.out.update(dict.fromkeys(names, self._too_large(f"the exact computation over the code's product "
+                                                                 f"structure is too large: {e}")))
         except DeadlineExceeded:
             where = None if self.current is None else {"x": show(self.current)}
             doing = ", ".join(names) + (f" evaluating M({show(self.current)!r})" if self.current is not None else "")
@@ -355,6 +356,13 @@ class _Clauses:
                                              "finding about the code under test (the other clauses stand)",
                                              witness=where, error=True)
         return False
+
+    def _too_large(self, why: str) -> Finding:
+        """Past a work budget: undecided where the parameters were drawn or asked for; skipped, with the reason, at
+        a spec's scale example (a size the spec chose to probe, not one the user asked about)."""
+        if self.scale:
+            return Finding(True, f"not checked at this size: {why}; checked at the smaller sizes", skipped=True)
+        return Finding(False, f"undecided: {why}", undecided=True)
 
 
 def _sets_checked(clause: str, status: Status, passed: int, cache: dict[str, dict[str, Finding]]) -> str:
@@ -388,11 +396,11 @@ def evaluate_params(spec: MeasurementSpec, ctor: Callable, params: dict, cfg: Ru
     """Every postcondition clause for one valid parameter set (never raises for the code under test).
 
     ``scale``: a production-size set (``spec.scale_examples``), whose exact clauses are skipped, with the
-    reason, when the code shows no product structure."""
+    reason, when the code shows no product structure or a clause's exact arithmetic passes its work budget."""
     m, built = _construct(spec, ctor, params, cfg)
     if m is None:
         return {"construct": built}
-    c = _Clauses(params, cfg)
+    c = _Clauses(params, cfg, scale=scale)
     c.out["construct"] = built
     inputs = spec.inputs(params)
     c.run(("domain.rejects_outside",), lambda: {"domain.rejects_outside": rejects_outside(spec, m, params)})
