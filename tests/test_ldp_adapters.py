@@ -467,12 +467,16 @@ def test_mfl_oue_is_sound_at_ln3_rejects_bad_epsilon_and_catches_a_swap(mfl, tmp
 
 
 def test_mfl_oue_law_uses_numba_exp(mfl):
-    """UE_Client is compiled by numba, whose exp differs from NumPy's in the last bit for some ε."""
+    """UE_Client is compiled by numba, whose exp may differ from NumPy's in the last bit (for about 2 % of ε with
+    the numba of an earlier install; for none of these ε with numba 0.68): q must be numba's, whichever it is."""
+    import numba
     import numpy as np
 
+    compiled = numba.njit(lambda e: 1 / (np.exp(e) + 1))  # UE_Client's expression, compiled here on its own
     eps = [0.5 + i / 997 for i in range(400)]
-    differs = [e for e in eps if mfl.oue_probabilities(e)[1] != float(1 / (np.exp(e) + 1))]
-    assert differs and all(mfl.oue_probabilities(e)[0] == 0.5 for e in eps)
+    assert all(mfl.oue_probabilities(e) == (0.5, float(compiled(e))) for e in eps)
+    by_numpy = [mfl.oue_probabilities(e)[1] == float(1 / (np.exp(e) + 1)) for e in eps]
+    assert sum(by_numpy) >= 0.9 * len(eps)  # the two exps agree but in the last bit, and not often
 
 
 def test_pure_ldp_oue_server_is_unbiased_with_the_exact_variance(pure):
