@@ -210,12 +210,17 @@ class _SymbolicSource(BranchingSource):
 
     lazy_uniforms = False  # every uniform draw is a symbolic one
 
-    def __init__(self, registry: _Registry):
+    def __init__(self, registry: _Registry, concrete: bool = False):
         super().__init__()
         self.registry = registry
+        self.concrete = concrete  # symbolic probabilities refused at the first draw (forked runs)
+        self.refused = False
         self.draws: list[_Var] = []
 
     def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
+        if self.concrete and any(getattr(type(p), "_vetdp_symbolic_", False) for _, p in outcomes):
+            self.refused = True  # even if the code catches the exception
+            raise NotStructured("forked runs need concrete probabilities (the parameters are symbolic)")
         # a symbolic probability (vetdp.engine.polynomial, a region of parameters) stays a polynomial
         live = [(v, p if getattr(type(p), "_vetdp_symbolic_", False) else Fraction(p)) for v, p in outcomes if p != 0]
         if not live:
@@ -593,14 +598,14 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
         if len(runs) >= max_runs:
             raise NotStructured(f"reading the branches needs more than {max_runs} runs")
         registry = _Registry()
-        source = _SymbolicSource(registry)
+        source = _SymbolicSource(registry, concrete=True)
         plan = _Forks(registry, flips, limit=max_runs)
         token = _FORKS.set(plan)
         try:
             outputs = _symbolic_call(function, x, source, length)
         finally:
             _FORKS.reset(token)
-        if any(not isinstance(p, Fraction) for d in source.draws for p in d.probs):
+        if source.refused:
             raise NotStructured("forked runs need concrete probabilities (the parameters are symbolic)")
         if forks_per_run and len(plan.forks) != forks_per_run[0]:
             raise NotStructured(f"the code branches on {len(plan.forks)} random values along one plan and on "
