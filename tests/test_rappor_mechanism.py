@@ -604,15 +604,21 @@ def test_the_default_search_of_many_reports_reaches_more_reports_than_it_draws()
     assert "privacy.sound" in failing and '"reports": 4' in failing["privacy.sound"].subject, failing
 
 
+def _law_at_the_first_scale_example(spec_name: str, base: dict, mutant):
+    """function.law's row for ``mutant`` on ``base`` and the spec's first scale example (no universal pass)."""
+    spec = find_spec(spec_name)
+    first = dataclasses.replace(spec, examples=[base], params=lambda deep: st.just(base),
+                                scale_examples=spec.scale_examples[:1])
+    rows = {r.check: r for r in check_measurement_spec(first, ctor=mutant,
+                                                       cfg=dataclasses.replace(PINNED_ONLY, max_regions=0))}
+    return rows["function.law"]
+
+
 def test_a_permanent_response_missing_past_the_eighth_bit_fails_the_law_at_the_scale_examples():
     # the code branches on each permanent bit (no product structure over symbolic bits) and every drawn Bloom filter
     # is at most 5 bits long: only the scale examples (k = 32, 65, 128), read output bit by output bit, reach bit 8
     spec = find_spec("rappor")
-    first = dataclasses.replace(spec, examples=[BASE_ONE], params=lambda deep: st.just(BASE_ONE),
-                                scale_examples=spec.scale_examples[:1])
-    wrong = {r.check: r for r in check_measurement_spec(first, ctor=mut.prr_on_first_8_bits_only,
-                                                        cfg=dataclasses.replace(PINNED_ONLY, max_regions=0))}
-    law = wrong["function.law"]
+    law = _law_at_the_first_scale_example("rappor", BASE_ONE, mut.prr_on_first_8_bits_only)
     assert law.status.is_failure and '"k": 32' in law.subject, law
     assert "on the input 00000000000000000000000000000000, output bit 8 (input bit 0) has the exact law {False: " \
            "3/4, True: 1/4}; the spec's coordinate law is {False: 5/8, True: 3/8}" in law.message
@@ -628,11 +634,7 @@ def test_a_permanent_response_missing_past_the_eighth_bit_fails_the_law_at_the_s
 def test_reports_memoising_the_first_eight_bits_only_fail_the_law_at_the_scale_examples():
     # bit i of every report (a column) against its law given input bit i; the search draws at most 3 bits
     spec = find_spec("rappor_reports")
-    first = dataclasses.replace(spec, examples=[BASE_MANY], params=lambda deep: st.just(BASE_MANY),
-                                scale_examples=spec.scale_examples[:1])
-    wrong = {r.check: r for r in check_measurement_spec(first, ctor=mut.reports_memo_first_8_bits_only,
-                                                        cfg=dataclasses.replace(PINNED_ONLY, max_regions=0))}
-    law = wrong["function.law"]
+    law = _law_at_the_first_scale_example("rappor_reports", BASE_MANY, mut.reports_memo_first_8_bits_only)
     assert law.status.is_failure and '"k": 32' in law.subject, law
     assert "output bit 8 (input bit 0) has the exact law {(False, False, False): " in law.message, law.message
     for params in spec.scale_examples:
