@@ -1,5 +1,6 @@
 """What the universal exploration proves for the bundled mechanisms: per spec and clause, the regions proved for
-every value of the float parameters, those left open (with the commonest reason) and those failing.
+every value of the float parameters, those checked at a spec's probe bases (not proved), those left open (with the
+commonest reason) and those failing.
 
 Run:  .venv/bin/python benchmarks/universal_coverage.py            (the default bases, as `vetdp verify` explores)
       .venv/bin/python benchmarks/universal_coverage.py --deep     (the --deep bases)
@@ -35,7 +36,8 @@ def main() -> None:
     if unknown:
         parser.error(f"--only names {sorted(unknown)}: no bundled spec with a universal field has that name")
     table = Table(title=f"universal exploration ({'--deep' if args.deep else 'default'} bases)")
-    for column in ("spec", "bases", "CPU s", "clause", "proved", "open", "failed", "commonest reason left open"):
+    for column in ("spec", "bases (+probe)", "CPU s", "clause", "proved", "checked", "open", "failed",
+                   "commonest reason left open"):
         table.add_column(column, overflow="fold")
     for spec in specs:
         ctor = spec.load_constructor()
@@ -46,9 +48,9 @@ def main() -> None:
             cov = report.clauses[clause]
             reasons = collections.Counter(why.split(":")[0][:140] for _, why in cov.open)
             common = f"{reasons.most_common(1)[0][0]} ({reasons.most_common(1)[0][1]})" if reasons else ""
-            table.add_row(spec.name if i == 0 else "", str(len(report.bases)) if i == 0 else "",
-                          f"{seconds:.1f}" if i == 0 else "", clause, str(len(cov.proved)), str(len(cov.open)),
-                          str(len(cov.failed)), common)
+            bases = f"{len(report.bases)} (+{len(report.probe_bases)})" if i == 0 else ""
+            table.add_row(spec.name if i == 0 else "", bases, f"{seconds:.1f}" if i == 0 else "", clause,
+                          str(len(cov.proved)), str(len(cov.checked)), str(len(cov.open)), str(len(cov.failed)), common)
     Console(width=200).print(table)
 
 

@@ -27,6 +27,9 @@ Universal (one report): f, p, q symbolic on the bases k = 2, h = 1 (with --deep 
 time, and k = 1, h = 1 where 2h > k); the joint precondition is ``accepted``; the constant is ε₁ (2h <= k: one
 weight pair; 2h > k: the larger of two, compared as the code compares them). n reports: k = 1, h = 1,
 2 reports (with --deep k = 2 with 2 reports, k = 1 with 3), the constant ε∞.
+Probe bases (the law only, read at concrete inputs by forked runs with f, p, q symbolic, a difference fails and
+agreement is checked, not proved): one report at k = 10, h = 5 (with --deep also k = 16, h = 8 and k = 65, h = 33),
+n reports at k = 10, h = 5 with 2 reports (with --deep k = 16, h = 8 with 3).
 Proof: proofs/rappor.md
 """
 
@@ -231,8 +234,18 @@ def coordinate_law(p, bit: bool) -> dict:
     return {True: one, False: 1 - one}
 
 
+def probe_bases(deep: bool) -> list[dict]:
+    """One report at a Bloom filter past 8 bits, f, p, q symbolic: k = 10 with h = 5 (the alternating inputs read
+    every bit at both values; about 14 s of CPU); with ``deep`` also k = 16 (h = 8) and k = 65 (h = 33, past one
+    64-bit word). The code branches on each permanent bit, so each region is read at those inputs by forked runs:
+    a band of f, p or q that the code treats otherwise past bit 8 (or past 64 bits) is a region whose law differs."""
+    shapes = [(10, 5)] + ([(16, 8), (65, 33)] if deep else [])
+    return [{"k": k, "m": m, "constant_time": False} for k, m in shapes]
+
+
 UNIVERSAL = Universal(
     bases=universal_bases,
+    probe_bases=probe_bases,
     # each float's valid values (-0.0 is 0); the joint conditions p < q, p*, 1 − q* >= 2**-1000 are ``accepted``
     floats=lambda p: {"f": (-0.0, P_MAX), "p": (-0.0, P_MAX), "q": (5e-324, 1.0)},
     constant=universal_constant,
@@ -267,8 +280,16 @@ def report_columns(p, reports) -> tuple:
     return tuple(zip(*reports, strict=True))
 
 
+def many_probe_bases(deep: bool) -> list[dict]:
+    """n reports at a Bloom filter past 8 bits, read column by column as :func:`probe_bases` reads one report:
+    k = 10, h = 5, 2 reports (about 17 s of CPU); with ``deep`` also k = 16, h = 8, 3 reports."""
+    shapes = [(10, 5, 2)] + ([(16, 8, 3)] if deep else [])
+    return [{"k": k, "m": m, "reports": n, "constant_time": False} for k, m, n in shapes]
+
+
 UNIVERSAL_MANY = Universal(
     bases=many_universal_bases,
+    probe_bases=many_probe_bases,
     floats=lambda p: {"f": (5e-324, P_MAX), "p": (-0.0, P_MAX), "q": (5e-324, 1.0)},  # f = 0 refused
     constant=many_constant,
     accepts=accepted,

@@ -20,6 +20,8 @@ MEASUREMENT_MUTANTS = [
     ("randomized_response", rr_mutants.lie_misses_the_last_category_for_odd_t_past_100, "function.law"),
     # reached only by the pinned k = 4, h = 4 with p + q != 1 (the search draws h <= 3, or a huge h with k <= 3)
     ("rappor", rappor_mutants.epsilon_one_weights_capped_at_three, "privacy.sound"),
+    # reached only by the universal exploration's probe base k = 10 (a band of q 2**-30 wide, bits 8 and up)
+    ("rappor", rappor_mutants.irr_band_of_q_past_the_eighth_bit, "search.universal"),
     ("randomized_response_bitvec", bitvec_mutants.flips_with_f, "privacy.sound"),
     ("randomized_response_bitvec", bitvec_mutants.last_bit_unflipped, "privacy.sound"),
     ("randomized_response_bitvec", bitvec_mutants.naive_round_to_nearest_map, "privacy.sound"),
@@ -43,7 +45,8 @@ CFG = RunConfig(strict_messages=False, impl_ref="tests.mutants", max_examples=8)
 
 # 17 to 40 s each: the default suite skips them, .ci/run runs them (-m slow --deep)
 SLOW_MUTANTS = {"no_length_check", "domain_unchecked", "naive_round_to_nearest_map",
-                "lie_misses_the_last_category_for_odd_t_past_100", "epsilon_one_weights_capped_at_three"}
+                "lie_misses_the_last_category_for_odd_t_past_100", "epsilon_one_weights_capped_at_three",
+                "irr_band_of_q_past_the_eighth_bit"}
 
 
 @pytest.mark.parametrize("spec_name,mutant,clause", [

@@ -31,6 +31,7 @@ from vetdp.engine.structure import (
     pair_classes,
     pld_power,
     privacy_loss_distribution,
+    probe_vectors,
     renyi_moment_bracket,
     renyi_worst,
     worst_delta,
@@ -782,3 +783,18 @@ def test_forks_read_by_codes_and_one_by_one_give_the_same_laws(monkeypatch):
     monkeypatch.setattr(structure, "_decoded", lambda *args: None)
     assert _forked(fn, x) == by_codes
     assert by_codes[0] != by_codes[9] and by_codes[1] != by_codes[10]  # bits 9, 10 without the permanent response
+
+
+@pytest.mark.parametrize("k,m,expected", [
+    (5, 2, ["00000", "11000", "00011"]),  # m < ⌈k/2⌉: zeros, heaviest prefix and suffix
+    (5, 3, ["10101", "01010"]),  # ⌈k/2⌉ <= m < k: every bit read at both values by two inputs
+    (4, 2, ["1010", "0101"]),
+    (3, 3, ["000", "111"]),  # m = k: zeros and ones
+    (1, 1, ["0", "1"]),
+])
+def test_probe_vectors_read_every_bit_at_both_values_when_the_weight_allows(k, m, expected):
+    shown = ["".join("1" if b else "0" for b in x) for x in probe_vectors(BitVectorDomain(max_weight=m, length=k))]
+    assert shown == expected
+    if m >= (k + 1) // 2:
+        assert all({x[i] for x in probe_vectors(BitVectorDomain(max_weight=m, length=k))} == {False, True}
+                   for i in range(k))

@@ -20,9 +20,10 @@ from vetdp.engine.universal import explore_spec
 K2 = [{"k": 2, "m": 1, "constant_time": False}]
 
 
-def _spec(bases=K2):
+def _spec(bases=K2, probes=()):
     spec = find_spec("rappor")
-    return dataclasses.replace(spec, universal=dataclasses.replace(spec.universal, bases=lambda deep: bases))
+    return dataclasses.replace(spec, universal=dataclasses.replace(spec.universal, bases=lambda deep: bases,
+                                                                   probe_bases=lambda deep: probes))
 
 
 def _explore(ctor=None, bases=K2):
@@ -260,8 +261,9 @@ def test_the_gate_fails_the_band_and_the_sampled_search_alone_accepts_it(ctor):
 
 # ------------------------------------------------------------------ RAPPOR's n reports (the memoised bound ε∞)
 
-def _explore_many(ctor=None):
+def _explore_many(ctor=None, probes=()):
     spec = find_spec("rappor_reports")
+    spec = dataclasses.replace(spec, universal=dataclasses.replace(spec.universal, probe_bases=lambda deep: probes))
     ctor = ctor if ctor is not None else spec.load_constructor()
     return explore_spec(spec, lambda p: spec.build(ctor, p))
 
@@ -309,3 +311,53 @@ def test_an_order_keeps_both_signed_zeros_on_the_side_their_value_belongs_to():
     box = Box.of({"a": (0.0, 1.0), "b": (-1.0, -0.0)}).ordered("a", "b", False)
     assert box is not None and box["a"] == (0.0, 0.0) and box["b"] == (-0.0, -0.0)
     assert Box.of({"a": (0.0, 1.0), "b": (-1.0, -0.0)}).ordered("a", "b", True) is None
+
+
+# ------------------------------------------------------------------ probe bases: long filters, f, p, q symbolic
+
+def test_a_band_of_q_past_the_eighth_bit_fails_the_law_at_the_probe_base_and_no_sampled_set_reaches_it():
+    # the code branches on each permanent bit, so k = 10 is read at two concrete inputs by forked runs, with f, p,
+    # q still symbolic: the band is a region of its own there
+    from tests.mutants.rappor_mutants import irr_band_of_q_past_the_eighth_bit as band
+    from vetdp.engine.runner import RunConfig, evaluate_params
+
+    spec = find_spec("rappor")
+    probes = spec.universal.probe_bases(False)
+    assert probes == [{"k": 10, "m": 5, "constant_time": False}]
+    report = explore_spec(_spec(probes=probes), lambda p: spec.build(band, p))
+    law = report.clauses["function.law"]
+    assert law.failed and all(0.6 < w["q"] < 0.6 + 2**-30 and w["k"] == 10 for _, w, _ in law.failed)
+    assert "on the input 1010101010, output bit 8 (input bit 1)" in law.failed[0][2]
+    assert report.probe_witnesses and not report.parameter_sets()  # reported by the row, not sampled at k = 10
+    assert law.proved  # the base k = 2 is proved (bits 8 and up do not exist there)
+    # the sampled reach at production lengths: the scale examples' q is never in the band, so k = 32 passes
+    assert evaluate_params(spec, band, spec.scale_examples[0], RunConfig(max_examples=0), scale=True)["function.law"].ok
+
+
+@pytest.mark.parametrize("ctor", ["bundled", pytest.param("interleaved", marks=pytest.mark.slow)])  # ~25 s each
+def test_rappor_and_an_interleaved_rewrite_are_checked_on_every_region_of_the_probe_base_never_open(ctor):
+    from tests.mutants.rappor_mutants import prr_and_irr_interleaved
+
+    spec = find_spec("rappor")
+    code = spec.load_constructor() if ctor == "bundled" else prr_and_irr_interleaved
+    report = explore_spec(_spec(probes=spec.universal.probe_bases(False)), lambda p: spec.build(code, p))
+    law = report.clauses["function.law"]
+    assert not law.failed and not law.open and len(law.checked) == len(law.proved) == 63
+    assert all(why.startswith("on 2 concrete input(s) every output bit's law is the reference coordinate law")
+               for _, why in law.checked)
+    assert any(why.endswith("(the same polynomials)") for _, why in law.checked)
+    assert report.probe_bases == [{"k": 10, "m": 5, "constant_time": False}]
+    assert "checked, not proved, on 63 region(s) of 1 probe base(s) (k=10, m=5" in report.describe("function.law")
+    for clause in ("privacy.sound", "privacy.tight"):  # not explored at a probe base
+        assert not report.clauses[clause].checked and not report.clauses[clause].open
+
+
+@pytest.mark.slow  # ~35 s
+def test_reports_memoising_the_first_eight_bits_only_fail_at_the_probe_base_and_ours_are_checked():
+    from tests.mutants.rappor_mutants import reports_memo_first_8_bits_only
+
+    probes = find_spec("rappor_reports").universal.probe_bases(False)
+    law = _explore_many(reports_memo_first_8_bits_only, probes).clauses["function.law"]
+    assert law.failed and all(w["k"] == 10 for _, w, _ in law.failed)
+    ours = _explore_many(probes=probes).clauses["function.law"]
+    assert not ours.failed and not ours.open and ours.checked

@@ -175,6 +175,22 @@ def prr_on_first_8_bits_only(input_domain, input_metric, f, p, q, constant_time=
     return dataclasses.replace(m, function=function)
 
 
+def irr_band_of_q_past_the_eighth_bit(input_domain, input_metric, f, p, q, constant_time=False):
+    """Defect: for q in a band 2**-30 wide above 0.6, the instantaneous response of bits 8 and up reports a set
+    bit with q·(1 − 2**-10) instead of q (the drawn search's filters have at most 5 bits, the scale examples' q is
+    never in the band)."""
+    m = make_rappor_report(input_domain, input_metric, f, p, q, constant_time)
+    r = rappor_flip_probability(f)
+    band = 0.6 < q < 0.6 + 2**-30
+
+    def function(bits):
+        permanent = _permanent(bits, r, constant_time)
+        return tuple(sample_bernoulli_float(q * (1 - 2**-10) if band and i >= 8 else q, constant_time) if b
+                     else sample_bernoulli_float(p, constant_time) for i, b in enumerate(permanent))
+
+    return dataclasses.replace(m, function=function)
+
+
 def prr_and_irr_interleaved(input_domain, input_metric, f, p, q, constant_time=False):
     """Sound (not a mutant): the same law as make_rappor_report, written bit by bit with an ``if`` on the
     permanent coin and an instantaneous draw in each branch."""

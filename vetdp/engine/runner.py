@@ -121,6 +121,7 @@ from vetdp.engine.structure import (
     probe_vectors,
     renyi_worst,
     renyi_worst_of_laws,
+    viewed_by_coordinates,
     worst_delta,
     worst_delta_of_laws,
     worst_pair,
@@ -650,7 +651,7 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
     k = domain.length
     coordinates = getattr(spec.universal, "coordinates", None)
     if coordinates is not None:  # the output read as one value per input bit (e.g. bit i of every report)
-        function = functools.partial(_by_coordinates, function, functools.partial(coordinates, params))
+        function = functools.partial(viewed_by_coordinates, function, functools.partial(coordinates, params))
 
     found: list = []  # the structure, for the curve clauses (each run on its own: one failure loses no other)
 
@@ -689,10 +690,6 @@ def _structured(spec: MeasurementSpec, m: Any, params: dict, c: _Clauses, requir
                        lambda: [(privacy_loss_distribution(structure, x, x2), x, x2)
                                 for x, x2 in pair_classes(structure, domain)])
     return True
-
-
-def _by_coordinates(function: Callable, coordinates: Callable, x: Any) -> Any:
-    return coordinates(function(x))
 
 
 def _per_input_coordinates(spec: MeasurementSpec, params: dict, function: Callable, domain: BitVectorDomain

@@ -101,6 +101,12 @@ class Universal:
     # the inputs whose laws the exploration enumerates at a base, when the spec's ``inputs`` pick a subset there (a
     # law proved on some categories proves nothing for the others); None: the spec's inputs
     inputs: Callable[[Params], Sequence[Any]] | None = None
+    # bases explored for findings only (``probe_bases(deep)``): long Bloom filters whose code branches on its own
+    # draws, read at a few concrete inputs (structure.probe_vectors) with the floats still symbolic, so that every
+    # region the code cuts at that length is compared with ``coordinate_law`` for every value; a difference fails
+    # function.law, agreement is reported as checked (those inputs only, not a proof), and the privacy clauses are
+    # not explored there
+    probe_bases: Callable[[bool], Sequence[Params]] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -56,7 +56,7 @@ from vetdp.engine.foreign import watch_foreign_randomness
 from vetdp.sampling.sources import BranchingSource, ReplayDiverged, use_source
 
 __all__ = ["NotStructured", "Sym", "CoordinateLaw", "ProductStructure", "discover_product_structure",
-           "forked_coordinate_laws", "coordinate_laws_at", "probe_vectors",
+           "forked_coordinate_laws", "coordinate_laws_at", "probe_vectors", "viewed_by_coordinates",
            "WorstPair", "worst_pair", "MAX_TABLE", "RenyiWorst", "renyi_worst", "renyi_moment_bracket", "decide_renyi",
            "renyi_worst_of_laws", "decide_renyi_claim", "PLD", "coordinate_pld", "convolve",
            "privacy_loss_distribution", "pld_power", "pld_of_terms", "delta_at_ratio", "pair_classes", "worst_delta",
@@ -213,14 +213,14 @@ class _SymbolicSource(BranchingSource):
     def __init__(self, registry: _Registry, concrete: bool = False):
         super().__init__()
         self.registry = registry
-        self.concrete = concrete  # symbolic probabilities refused at the first draw (forked runs)
+        self.concrete = concrete  # a symbolic probability refused at the first draw
         self.refused = False
         self.draws: list[_Var] = []
 
     def branch(self, outcomes: Sequence[tuple[Any, Fraction]]) -> Any:
         if self.concrete and any(getattr(type(p), "_vetdp_symbolic_", False) for _, p in outcomes):
             self.refused = True  # even if the code catches the exception
-            raise NotStructured("forked runs need concrete probabilities (the parameters are symbolic)")
+            raise NotStructured("a draw's probability is symbolic (the parameters are explored as regions)")
         # a symbolic probability (vetdp.engine.polynomial, a region of parameters) stays a polynomial
         live = [(v, p if getattr(type(p), "_vetdp_symbolic_", False) else Fraction(p)) for v, p in outcomes if p != 0]
         if not live:
@@ -478,8 +478,32 @@ def _consistent(registry: _Registry, variables: tuple[int, ...], forks: Sequence
             yield env
 
 
-def _mass(registry: _Registry, env: dict[int, int]) -> Fraction:
-    return math.prod((registry.vars[v].probs[i] for v, i in env.items()), start=Fraction(1))
+def _mass(registry: _Registry, env: dict[int, int]) -> Any:
+    # a product without the leading 1: a symbolic probability of one draw stays the draw's own object
+    return functools.reduce(operator.mul, (registry.vars[v].probs[i] for v, i in env.items())) if env else Fraction(1)
+
+
+def _exact(p: Any) -> Any:
+    """A probability in a form compared by ``==``: a Fraction, or a symbolic probability (a polynomial in the
+    parameters, :mod:`vetdp.engine.polynomial`) multiplied out, so that two equal for every parameter value of the
+    region compare equal (and a constant one is its Fraction). Never a comparison decided on the region."""
+    if not getattr(type(p), "_vetdp_symbolic_", False):
+        return Fraction(p)
+    terms = p.expanded()
+    if all(not m for m in terms):
+        return terms.get((), Fraction(0))
+    return frozenset(terms.items())
+
+
+def _point_value(p: Any) -> Fraction:
+    """A probability's exact value; a symbolic one's at the region's point (its sides' float terms, rounded by the
+    code, sum to 1 there but not as polynomials)."""
+    return p.at() if getattr(type(p), "_vetdp_symbolic_", False) else Fraction(p)
+
+
+def _law_key(law: dict[Any, Any]) -> frozenset:
+    """A law in a form compared by ``==`` (:func:`_exact` of every probability, outcomes of probability 0 dropped)."""
+    return frozenset((y, q) for y, q in ((y, _exact(p)) for y, p in law.items()) if q != 0)
 
 
 class _Forks:
@@ -522,6 +546,7 @@ class _ForkedRun:
     forks: list[_Fork]
     by_var: dict[int, list[int]]
     laws: dict[int, dict[Any, Fraction]] = dataclasses.field(default_factory=dict, compare=False)
+    keys: dict[int, frozenset] = dataclasses.field(default_factory=dict, compare=False)
 
     def law(self, i: int) -> dict[Any, Fraction]:
         """Output coordinate i's exact law given that every fork of this run went its way."""
@@ -529,18 +554,30 @@ class _ForkedRun:
             self.laws[i] = self._law(i)
         return self.laws[i]
 
+    def key(self, i: int) -> frozenset:
+        """:func:`_law_key` of :meth:`law` (laws are compared by it)."""
+        if i not in self.keys:
+            self.keys[i] = _law_key(self.law(i))
+        return self.keys[i]
+
     def _law(self, i: int) -> dict[Any, Fraction]:
         value = self.outputs[i]
         if not isinstance(value, Sym):
             return {value: Fraction(1)}
         variables, taken = _closure(set(value.support), self.forks, self.by_var)
-        law: dict[Any, Fraction] = {}
-        total = Fraction(0)
+        law: dict[Any, Any] = {}
+        total: Any = Fraction(0)
         for env in _consistent(self.registry, variables, [self.forks[j] for j in taken]):
             p, y = _mass(self.registry, env), value.at(env)
-            law[y] = law.get(y, Fraction(0)) + p
+            law[y] = law[y] + p if y in law else p
             total += p
-        return {y: p / total for y, p in law.items()}
+        if not taken:  # no branch constrains these draws: the marginal law itself
+            return law
+        total = _exact(total)
+        if not isinstance(total, Fraction):  # P[forks] of symbolic probabilities: no division by a polynomial
+            raise NotStructured(f"output bit {i}'s law given the branches taken is a ratio of polynomials in the "
+                                "parameters")
+        return law if total == 1 else {y: p / total for y, p in law.items()}
 
     def probability(self, indices: frozenset[int]) -> Fraction:
         """P[the forks ``indices`` go their way]; NotStructured when their conditions share variables with another
@@ -568,7 +605,7 @@ class _ForkedRun:
 
 
 def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], *, seed: int = 0,
-                           mixes: int = 8, replays: int = 8, max_runs: int = MAX_FORK_RUNS
+                           mixes: int = 8, replays: int = 8, max_runs: int = MAX_FORK_RUNS, symbolic: bool = True
                            ) -> tuple[CoordinateLaw, ...]:
     """Each output coordinate's exact law on the concrete input ``x``, for code that branches on its own draws
     (RAPPOR's ``q if b' else p`` on its permanent bit b'), which one symbolic run cannot follow.
@@ -587,6 +624,10 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
     number of forks that changes with the plan, a fork's condition sharing draws with another's, or more than
     ``max_runs`` runs is :class:`NotStructured`. So a law returned here is evidence, and a coordinate whose law
     differs from a reference is a finding; agreement proves nothing for other inputs.
+
+    A draw's probability may be symbolic (parameters explored as regions, :mod:`vetdp.engine.polynomial`): laws are
+    then polynomials, compared multiplied out. ``symbolic`` False refuses such a draw at once (NotStructured), for
+    callers that would pay every run of the reading on every region.
     """
     length = len(x)
     runs: dict[frozenset[int], _ForkedRun] = {}
@@ -598,7 +639,7 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
         if len(runs) >= max_runs:
             raise NotStructured(f"reading the branches needs more than {max_runs} runs")
         registry = _Registry()
-        source = _SymbolicSource(registry, concrete=True)
+        source = _SymbolicSource(registry, concrete=not symbolic)
         plan = _Forks(registry, flips, limit=max_runs)
         token = _FORKS.set(plan)
         try:
@@ -606,7 +647,7 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
         finally:
             _FORKS.reset(token)
         if source.refused:
-            raise NotStructured("forked runs need concrete probabilities (the parameters are symbolic)")
+            raise NotStructured("a draw's probability is symbolic (the parameters are explored as regions)")
         if forks_per_run and len(plan.forks) != forks_per_run[0]:
             raise NotStructured(f"the code branches on {len(plan.forks)} random values along one plan and on "
                                 f"{forks_per_run[0]} along another")
@@ -635,8 +676,7 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
             if len(actual) != len(expected) or any(not _same(a, e) for a, e in zip(actual, expected, strict=False)):
                 raise NotStructured(f"on the concrete input {x} the output differs from the forked run's "
                                     "prediction: the code behaves differently on symbolic values")
-    base_laws = [base.law(i) for i in range(length)]
-    joint = _decoded(base, base_laws, {key: runs[flips] for key, flips in coded.items()}, n)
+    joint = _decoded(base, {key: runs[flips] for key, flips in coded.items()}, n, length)
     by_codes = joint is not None
 
     def representative(flips: frozenset[int]) -> frozenset[int]:
@@ -660,7 +700,7 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
     laws = []
     for i in range(length):
         for flips in checked:
-            if runs[flips].law(i) != runs[representative(flips & frozenset(joint[i]))].law(i):
+            if runs[flips].key(i) != runs[representative(flips & frozenset(joint[i]))].key(i):
                 raise NotStructured(f"output bit {i}'s law changes with a combination of branches on random "
                                     "values that no single branch changes")
         law: dict[Any, Fraction] = {}
@@ -671,7 +711,7 @@ def forked_coordinate_laws(function: Callable[[Any], Any], x: tuple[bool, ...], 
             weights += weight
             for y, p in taken.law(i).items():
                 law[y] = law.get(y, Fraction(0)) + weight * p
-        if weights != 1:
+        if _point_value(weights) != 1:
             raise NotStructured(f"the sides of output bit {i}'s branches have probabilities summing to {weights}")
         laws.append(CoordinateLaw(i, (), (), {(): law}))
     return tuple(laws)
@@ -683,7 +723,7 @@ def _sides(forks: tuple[int, ...]) -> list[frozenset[int]]:
             for chosen in itertools.product((False, True), repeat=len(forks))]
 
 
-def _decoded(base: _ForkedRun, base_laws: list[dict], coded: dict[tuple[int, int], _ForkedRun], n: int
+def _decoded(base: _ForkedRun, coded: dict[tuple[int, int], _ForkedRun], n: int, length: int
              ) -> list[tuple[int, ...]] | None:
     """Each coordinate's fork, read from 2·⌈log₂ n⌉ runs: run (b, v) flips the forks whose bit b is v, so a
     coordinate whose law depends on fork j alone changes in exactly one run of each pair, which spells j. None
@@ -691,8 +731,9 @@ def _decoded(base: _ForkedRun, base_laws: list[dict], coded: dict[tuple[int, int
     forks are read one by one."""
     width = len(coded) // 2
     joint: list[tuple[int, ...]] = []
-    for i, law in enumerate(base_laws):
-        pattern = [(coded[(b, 0)].law(i) != law, coded[(b, 1)].law(i) != law) for b in range(width)]
+    for i in range(length):
+        law = base.key(i)
+        pattern = [(coded[(b, 0)].key(i) != law, coded[(b, 1)].key(i) != law) for b in range(width)]
         if not any(moved for pair in pattern for moved in pair):
             joint.append(())
             continue
@@ -713,7 +754,7 @@ def _by_single_flips(base: _ForkedRun, flipped: list[tuple[_ForkedRun, _ForkedRu
     n = len(flipped) // 2
     joint = []
     for i in range(length):
-        own = {t % n for t, (run, start) in enumerate(flipped) if run.law(i) != start.law(i)}
+        own = {t % n for t, (run, start) in enumerate(flipped) if run.key(i) != start.key(i)}
         if own:
             own.update(_closure(set().union(*(base.forks[j].support for j in own)), base.forks, base.by_var)[1])
         if len(own) > MAX_JOINT_BRANCHES:
@@ -722,26 +763,37 @@ def _by_single_flips(base: _ForkedRun, flipped: list[tuple[_ForkedRun, _ForkedRu
     return joint
 
 
+def viewed_by_coordinates(function: Callable[[Any], Any], coordinates: Callable[[Any], Sequence[Any]], x: Any
+                          ) -> Sequence[Any]:
+    """``coordinates(function(x))``: the output as one value per input bit (a spec's ``Universal.coordinates`` at
+    its parameters, e.g. bit i of every report), for :func:`functools.partial`."""
+    return coordinates(function(x))
+
+
 def probe_vectors(domain: BitVectorDomain) -> list[tuple[bool, ...]]:
     """Concrete inputs at which to read code that branches on its input bits: every bit 0 (each output bit's law
     for input bit 0), the first min(m, k) bits 1 and the last min(m, k) bits 1 (their laws for input bit 1). A bit
-    between them is never read at input bit 1 here, so agreement proves nothing; only a difference is a finding."""
+    between them is never read at input bit 1 here. When the weight m allows every other bit set (⌈k/2⌉ <= m < k),
+    the two alternating vectors instead, which read every bit at both values. Either way other inputs are not read,
+    so agreement proves nothing; only a difference is a finding."""
     k, m = domain.length, domain.max_weight
+    if m is not None and k >= 2 and (k + 1) // 2 <= m < k:
+        return [tuple(i % 2 == s for i in range(k)) for s in (0, 1)]
     ones = k if m is None else min(m, k)
     return list(dict.fromkeys([(False,) * k, (True,) * ones + (False,) * (k - ones),
                                (False,) * (k - ones) + (True,) * ones]))
 
 
-def coordinate_laws_at(function: Callable[[Any], Any], x: tuple[bool, ...], *, replays: int = 32
-                       ) -> tuple[CoordinateLaw, ...]:
+def coordinate_laws_at(function: Callable[[Any], Any], x: tuple[bool, ...], *, replays: int = 32,
+                       symbolic_forks: bool = True) -> tuple[CoordinateLaw, ...]:
     """Each output coordinate's law on the concrete input ``x``: from one symbolic run over the draws, or, when
-    the code branches on its draws, from forked runs (:func:`forked_coordinate_laws`). NotStructured when neither
-    reads it."""
+    the code branches on its draws, from forked runs (:func:`forked_coordinate_laws`; ``symbolic_forks`` False:
+    refused at once when a draw's probability is symbolic). NotStructured when neither reads it."""
     try:
         return discover_product_structure(function, len(x), at=x, replays=replays).coordinates
     except NotStructured as e:
         try:
-            return forked_coordinate_laws(function, x)
+            return forked_coordinate_laws(function, x, symbolic=symbolic_forks)
         except NotStructured as forked:
             raise NotStructured(f"{e}; forked runs: {forked}") from forked
 

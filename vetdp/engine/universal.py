@@ -37,6 +37,7 @@ resource units, never in seconds.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import operator
 import os
@@ -109,6 +110,9 @@ class ClauseCoverage:
     proved: list[Box] = dataclasses.field(default_factory=list)  # regions decided for every value
     failed: list[tuple[Box, dict, str]] = dataclasses.field(default_factory=list)  # (region, witness params, why)
     open: list[tuple[Box, str]] = dataclasses.field(default_factory=list)  # not decided symbolically, with why
+    # regions of the probe bases (Universal.probe_bases) where the clause held at the inputs read there: checked
+    # for every value of the region at those inputs, not proved for the others (what was read, in why)
+    checked: list[tuple[Box, str]] = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -132,6 +136,10 @@ class UniversalReport:
     # witnesses outside the spec's preconditions (code accepting them): the spec's law and accountants are not
     # defined there, so they are not handed to the concrete clauses (the search.universal row reports them)
     invalid_witnesses: list[dict] = dataclasses.field(default_factory=list)
+    probe_bases: list[dict] = dataclasses.field(default_factory=list)  # explored for findings only
+    # witnesses of the probe bases: production lengths, where the sampled clauses would spend their work budgets
+    # on every exact clause; the row reports them with a reproduce line, the sampled search is not handed them
+    probe_witnesses: list[dict] = dataclasses.field(default_factory=list)
     stopped: str = ""
 
     def parameter_sets(self, limit: int = 8, open_points: int = 4) -> list[dict]:
@@ -140,7 +148,8 @@ class UniversalReport:
         in all (distinct). The spec's own search draws further points of every region."""
         out: list[dict] = []
         seen: set[str] = set()
-        pool = [w for w in self.witnesses if not any(w is v for v in self.invalid_witnesses)]
+        pool = [w for w in self.witnesses
+                if not any(w is v for v in self.invalid_witnesses + self.probe_witnesses)]
         pool += self.samples[:open_points]
         for p in pool:
             key = repr(sorted(p.items()))
@@ -169,6 +178,12 @@ class UniversalReport:
         if cov.open:
             whys = sorted({w for _, w in cov.open})
             parts.append(f"not decided symbolically on {len(cov.open)} region(s): {whys[0]}"
+                         + (f" (and {len(whys) - 1} other reason(s))" if len(whys) > 1 else ""))
+        if cov.checked:
+            whys = sorted({w for _, w in cov.checked})
+            shown = "; ".join(", ".join(f"{k}={v}" for k, v in b.items()) for b in self.probe_bases)
+            parts.append(f"checked, not proved, on {len(cov.checked)} region(s) of {len(self.probe_bases)} probe "
+                         f"base(s) ({shown}): {whys[0]}"
                          + (f" (and {len(whys) - 1} other reason(s))" if len(whys) > 1 else ""))
         if self.stopped:
             parts.append(self.stopped)
@@ -294,7 +309,7 @@ def _confirm_raised(build: Callable[[dict], Any], params: dict, inputs: list, la
 
 
 def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
-             valid: Mapping[str, tuple[float, float]]) -> Callable[[dict], Any]:
+             valid: Mapping[str, tuple[float, float]], probe: bool = False) -> Callable[[dict], Any]:
     accepts = spec.universal.accepts
 
     def run(symbols: dict[str, SymFloat]) -> Any:
@@ -309,7 +324,7 @@ def _law_run(spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
         inner = _construct(build, params)
         if isinstance(inner, _Rejected):
             return inner
-        structured = _structured_run(spec, inner, params)
+        structured = _structured_run(spec, inner, params, probe)
         if structured is not None:
             return structured
         inputs = (spec.universal.inputs or spec.inputs)(params)
@@ -369,10 +384,18 @@ def admissible_constants(universal: Any, params: dict) -> tuple:
     return tuple(c.value for c in (given if isinstance(given, (list, tuple)) else (given,)))
 
 
-def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
-    """The product-structure run of a long bit vector (None: the base is enumerated input by input)."""
+def _structured_run(spec: Any, inner: Any, params: dict, probe: bool = False) -> _Structured | None:
+    """The product-structure run of a long bit vector (None: the base is enumerated input by input). Code that shows
+    none is read at concrete inputs; by forked runs with symbolic probabilities at a probe base only (elsewhere each
+    region would pay every run of the reading, for a region left open all the same)."""
     from vetdp.core.measurement import BitVectorDomain
-    from vetdp.engine.structure import NotStructured, coordinate_laws_at, discover_product_structure, probe_vectors
+    from vetdp.engine.structure import (
+        NotStructured,
+        coordinate_laws_at,
+        discover_product_structure,
+        probe_vectors,
+        viewed_by_coordinates,
+    )
 
     universal = spec.universal
     domain = getattr(inner, "input_domain", None)
@@ -380,17 +403,22 @@ def _structured_run(spec: Any, inner: Any, params: dict) -> _Structured | None:
             or domain.length <= universal.enumerate_up_to or not callable(getattr(inner, "function", None))):
         return None
     reference = {b: universal.coordinate_law(params, b) for b in (False, True)}
+    function = inner.function
+    if universal.coordinates is not None:  # the output read as one value per input bit (bit i of every report)
+        function = functools.partial(viewed_by_coordinates, function, functools.partial(universal.coordinates, params))
     try:
-        structure = discover_product_structure(inner.function, domain.length, replays=STRUCTURE_REPLAYS)
+        structure = discover_product_structure(function, domain.length, replays=STRUCTURE_REPLAYS)
     except NotStructured as e:
-        per_input = []
+        per_input, unread = [], []
         for x in probe_vectors(domain):
             try:
-                per_input.append((x, coordinate_laws_at(inner.function, x, replays=STRUCTURE_REPLAYS)))
-            except NotStructured:
-                pass
-        return _Structured(None, reference, f"no product structure over symbolic input bits: {e}",
-                           per_input=tuple(per_input))
+                per_input.append((x, coordinate_laws_at(function, x, replays=STRUCTURE_REPLAYS, symbolic_forks=probe)))
+            except NotStructured as why:
+                unread.append(str(why))
+        why = f"no product structure over symbolic input bits: {e}"
+        if unread:
+            why += f"; {len(unread)} concrete input(s) not read either: {unread[0]}"
+        return _Structured(None, reference, why, per_input=tuple(per_input))
     return _Structured(structure.coordinates, reference, "",
                        admissible=_admissible_coordinates(spec, params, structure.coordinates, reference))
 
@@ -748,10 +776,11 @@ class _Judge:
 
     def __init__(self, report: UniversalReport, fixed: dict, valid: Mapping[str, tuple[float, float]],
                  accepts: Callable[[dict], bool] | None = None, tight_budget: int | None = None,
-                 assumed: Mapping[Any, bool] | None = None):
+                 assumed: Mapping[Any, bool] | None = None, probe: bool = False):
         from vetdp.engine.tightness import TIGHT_BOXES
 
         self.report, self.fixed, self.valid, self.accepts = report, fixed, valid, accepts
+        self.probe = probe  # a probe base: the law only, and a law read at concrete inputs is checked, not open
         self.tight_budget = TIGHT_BOXES if tight_budget is None else tight_budget  # sub-boxes per region
         self.assumed = dict(assumed or {})  # a fork side's assumed answers: its verdicts speak for its points only
 
@@ -824,9 +853,15 @@ class _Judge:
         """A long bit vector: every output bit depends on its own input bit only, through the reference
         coordinate law (then the law of every input is the reference product law)."""
         if result.coordinates is None:
+            same: dict[tuple, bool] = {}  # (input bit, law key): the same polynomials as the reference's
             for x, coordinates in result.per_input:  # the laws at concrete inputs: a difference is a failure
                 for c in coordinates:
-                    diff = _difference(c.laws[()], result.reference[x[c.index]], box)
+                    code, reference = c.laws[()], result.reference[x[c.index]]
+                    key = (x[c.index], _law_key(code))
+                    if key in same:
+                        continue  # most bits share one law: each is compared once
+                    same[key] = _same_law(code, reference) or _equal_atoms(code, reference, box) is not None
+                    diff = None if same[key] else _difference(code, reference, box)
                     if diff is not None:
                         env, y, p, r = diff
                         shown = "".join("1" if b else "0" for b in x)
@@ -835,6 +870,13 @@ class _Judge:
                                                                    f"{int(x[c.index])}) is {y!r} with probability "
                                                                    f"{p}, the law says {r}"))
                         return False
+            if result.per_input and self.probe:
+                every = all(same.values())
+                cov.checked.append((box, f"on {len(result.per_input)} concrete input(s) every output bit's law is "
+                                         "the reference coordinate law " + (
+                                             "for every value of the region (the same polynomials)" if every else
+                                             "at every probed value (not proved equal on the region)")))
+                return False
             checked = (f"; every output bit follows the reference coordinate law on {len(result.per_input)} "
                        "concrete input(s), not a proof for every input") if result.per_input else ""
             cov.open.append((box, result.why + checked))
@@ -1260,14 +1302,43 @@ def explore_spec(spec: Any, build: Callable[[dict], Any], *, deep: bool = False,
     is told when base i of n starts (progress)."""
     universal = spec.universal
     bases = list(universal.bases(deep))
+    probes = list(universal.probe_bases(deep)) if universal.probe_bases is not None else []
     report = UniversalReport(spec.name, tuple(sorted(universal.floats(bases[0]))) if bases else ())
+
+    def told(offset: int) -> Callable[[int, int], None] | None:
+        return None if on_base is None else lambda i, n: on_base(offset + i, len(bases) + len(probes))
+
     with keeping_symbols():  # a module calling float() on a symbolic parameter keeps it symbolic
-        _explore_bases(report, spec, build, bases, deep, budget, region_budget, on_base)
+        _explore_bases(report, spec, build, bases, deep, budget, region_budget, told(0))
+        if not any(c.failed for c in report.clauses.values()):
+            for i, base in enumerate(probes):
+                _probe_base(report, spec, build, base, deep, budget, region_budget, told(len(bases) + i))
     return report
 
 
+def _probe_base(report: UniversalReport, spec: Any, build: Callable[[dict], Any], base: dict, deep: bool,
+                budget: int, region_budget: int, on_base: Callable[[int, int], None] | None) -> None:
+    """One of the spec's probe bases, explored like a base for precondition.regions and function.law only (the
+    law read at concrete inputs with the floats symbolic); its verdicts join ``report`` as checked regions, its
+    failures as failures."""
+    sub = UniversalReport(report.spec, report.floats)
+    _explore_bases(sub, spec, build, [base], deep, budget, region_budget, on_base, probe=True)
+    for c in ("precondition.regions", "function.law"):
+        cov, found = report.clauses[c], sub.clauses[c]
+        cov.failed += found.failed
+        cov.open += found.open
+        cov.checked += found.checked + [(box, "decided for every value of the region") for box in found.proved]
+    report.witnesses += sub.witnesses
+    report.probe_witnesses += sub.witnesses
+    report.invalid_witnesses += sub.invalid_witnesses
+    report.probe_bases.append({k: v for k, v in base.items() if k not in spec.universal.floats(base)})
+    report.leaves += sub.leaves
+    report.runs += sub.runs
+
+
 def _explore_bases(report: UniversalReport, spec: Any, build: Callable[[dict], Any], bases: list[dict], deep: bool,
-                   budget: int, region_budget: int, on_base: Callable[[int, int], None] | None) -> None:
+                   budget: int, region_budget: int, on_base: Callable[[int, int], None] | None,
+                   probe: bool = False) -> None:
     failing_bases = 0
     for i, base in enumerate(bases):
         if on_base is not None:
@@ -1279,7 +1350,7 @@ def _explore_bases(report: UniversalReport, spec: Any, build: Callable[[dict], A
         before = sum(len(c.failed) for c in report.clauses.values())
         try:
             _explore_base(report, spec, build, base, budget, region_budget,
-                          bisection.DEEP_BISECTIONS if deep else bisection.BISECTIONS)
+                          bisection.DEEP_BISECTIONS if deep else bisection.BISECTIONS, probe)
         except (KeyboardInterrupt, DeadlineExceeded):
             raise
         except BaseException as e:  # noqa: BLE001 - code that cannot run on symbolic values: the base stays open
@@ -1317,13 +1388,14 @@ def _raised_inside_vetdp(e: BaseException) -> bool:
 
 
 def _explore_base(report: UniversalReport, spec: Any, build: Callable[[dict], Any], base: dict, budget: int,
-                  region_budget: int, bisections: int | None = None) -> None:
+                  region_budget: int, bisections: int | None = None, probe: bool = False) -> None:
     valid = dict(spec.universal.floats(base))
     fixed = {k: v for k, v in base.items() if k not in valid}
-    judge = _Judge(report, fixed, valid, spec.universal.accepts)
-    space = {n: _WHOLE_LINE for n in valid}
+    judge = _Judge(report, fixed, valid, spec.universal.accepts, probe=probe)
+    # a probe base looks for differences of the law where the spec accepts (the bases decide the rest of the line)
+    space = {n: valid[n] if probe else _WHOLE_LINE for n in valid}
     try:
-        leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget, valid), space,
+        leaves, unexplored = explore_regions(_law_run(spec, build, fixed, budget, valid, probe), space,
                                              budget=region_budget, bisections=bisections, forks=LAW_FORKS)
     except EnumerationBudgetExceeded as e:
         for c in UNIVERSAL_CLAUSES:
@@ -1362,6 +1434,8 @@ def _judge_leaf(judge: _Judge, spec: Any, build: Callable[[dict], Any], fixed: d
     if box is None:
         return
     is_reference = judge.law(box, leaf.result)
+    if judge.probe:
+        return
     claims, open_claims = explore_regions(_claim_run(spec, build, fixed), box, budget=region_budget,
                                           bisections=bisections, forks=CLAIM_FORKS, assumed=dict(leaf.assumed_keys))
     refute = None
@@ -1403,7 +1477,8 @@ def _judge_forks(report: UniversalReport, judge: _Judge, spec: Any, build: Calla
     subs = []
     for leaf in family:
         sub = UniversalReport(report.spec, report.floats)
-        sides = _Judge(sub, judge.fixed, judge.valid, judge.accepts, FORK_TIGHT_BOXES, dict(leaf.assumed_keys))
+        sides = _Judge(sub, judge.fixed, judge.valid, judge.accepts, FORK_TIGHT_BOXES, dict(leaf.assumed_keys),
+                       probe=judge.probe)
         _judge_leaf(sides, spec, build, fixed, leaf, region_budget, bisections)
         subs.append((leaf, sub))
         # a fork's witness is checked concretely, not trusted: where the spec's precondition accepts it
@@ -1415,7 +1490,10 @@ def _judge_forks(report: UniversalReport, judge: _Judge, spec: Any, build: Calla
         trouble += [(leaf, f"fails on that side: {why}") for leaf, sub in subs for _, _, why in sub.clauses[c].failed]
         trouble += [(family[0], f"part of the region went unexplored: {why}") for why in cut]
         if not trouble:
-            if any(sub.clauses[c].proved for _, sub in subs):  # nothing to prove where every side refuses
+            checked = [why for _, sub in subs for _, why in sub.clauses[c].checked]
+            if checked:
+                cov.checked.append((origin, checked[0]))
+            elif any(sub.clauses[c].proved for _, sub in subs):  # nothing to prove where every side refuses
                 cov.proved.append(origin)
             continue
         leaf, why = trouble[0]
