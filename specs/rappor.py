@@ -28,7 +28,7 @@ time, and k = 1, h = 1 where 2h > k); the joint precondition is ``accepted``; th
 weight pair; 2h > k: the larger of two, compared as the code compares them). n reports: k = 1, h = 1,
 2 reports (with --deep k = 2 with 2 reports, k = 1 with 3), the constant ε∞.
 Probe bases (the law only, read at concrete inputs by forked runs with f, p, q symbolic, a difference fails and
-agreement is checked, not proved): one report at k = 10, h = 5 (with --deep also k = 16, h = 8 and k = 65, h = 33),
+agreement is checked, not proved): one report at k = 10, h = 5 (with --deep also k = 16, h = 8 and k = 66, h = 33),
 n reports at k = 10, h = 5 with 2 reports (with --deep k = 16, h = 8 with 3).
 Proof: proofs/rappor.md
 """
@@ -236,10 +236,10 @@ def coordinate_law(p, bit: bool) -> dict:
 
 def probe_bases(deep: bool) -> list[dict]:
     """One report at a Bloom filter past 8 bits, f, p, q symbolic: k = 10 with h = 5 (the alternating inputs read
-    every bit at both values; about 14 s of CPU); with ``deep`` also k = 16 (h = 8) and k = 65 (h = 33, past one
-    64-bit word). The code branches on each permanent bit, so each region is read at those inputs by forked runs:
+    every bit at both values, and 2h <= k keeps the map one term, so the regions few; about 14 s of CPU); with
+    ``deep`` also k = 16 (h = 8) and k = 66 (h = 33, past one 64-bit word). The code branches on each permanent bit, so each region is read at those inputs by forked runs:
     a band of f, p or q that the code treats otherwise past bit 8 (or past 64 bits) is a region whose law differs."""
-    shapes = [(10, 5)] + ([(16, 8), (65, 33)] if deep else [])
+    shapes = [(10, 5)] + ([(16, 8), (66, 33)] if deep else [])
     return [{"k": k, "m": m, "constant_time": False} for k, m in shapes]
 
 

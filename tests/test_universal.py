@@ -706,6 +706,8 @@ def test_the_universal_row_names_its_bases_not_every_parameter_value():
     # a pass on RAPPOR's one base k = 2, h = 1 read "every parameter value", as if every length were proved
     from vetdp.engine.runner import universal_subject
 
-    assert universal_subject(find_spec("rappor"), False) == "every f, p, q on 1 base (k = 2, m = 1)"
+    assert universal_subject(find_spec("rappor"), False) == \
+        "every f, p, q on 1 base (k = 2, m = 1); the law checked on 1 probe base (k = 10, m = 5)"
+    assert universal_subject(find_spec("rappor"), True).endswith("3 probe bases (k in 10..66, m in 5..33)")
     assert universal_subject(find_spec("randomized_response"), False) == \
         "every prob on 33 bases (len(categories) in 2..32)"

@@ -1166,12 +1166,20 @@ def _foreign_sources(cache: Mapping[str, Mapping[str, Finding]]) -> list[str]:
 
 def universal_subject(spec: MeasurementSpec, deep: bool) -> str:
     """What the universal exploration covers, for its row: its float parameters over every value, on its bases
-    (e.g. "every f, p, q on 1 base (k = 2, m = 1)"), never "every parameter value" where the integers are bases."""
+    (e.g. "every f, p, q on 1 base (k = 2, m = 1)"), never "every parameter value" where the integers are bases;
+    then its probe bases, where the law alone is checked ("; the law checked on 1 probe base (k = 10, m = 5)")."""
     try:
         bases = list(spec.universal.bases(deep))
         floats = list(dict(spec.universal.floats(bases[0]))) if bases else []
+        probes = list(spec.universal.probe_bases(deep)) if spec.universal.probe_bases is not None else []
     except Exception:  # noqa: BLE001 - a spec's own function failing here is reported by the exploration itself
         return "every float parameter value on its bases"
+    subject = f"every {', '.join(floats) or 'parameter'} on {_counted_bases(bases)}"
+    return subject + (f"; the law checked on {_counted_bases(probes, 'probe base')}" if probes else "")
+
+
+def _counted_bases(bases: list[dict], noun: str = "base") -> str:
+    """"2 bases (k in 1..2, m = 1)": how many, and the span of each integer parameter (a list's length)."""
     spans = []
     for name in dict.fromkeys(k for b in bases for k in b):
         values = [len(b[name]) if isinstance(b[name], (list, tuple)) else b[name] for b in bases if name in b]
@@ -1181,7 +1189,7 @@ def universal_subject(spec: MeasurementSpec, deep: bool) -> str:
         lo, hi = min(values), max(values)
         spans.append(f"{label} = {lo}" if lo == hi else f"{label} in {lo}..{hi}")
     where = f" ({', '.join(spans)})" if spans else ""
-    return f"every {', '.join(floats) or 'parameter'} on {len(bases)} base{'' if len(bases) == 1 else 's'}{where}"
+    return f"{len(bases)} {noun}{'' if len(bases) == 1 else 's'}{where}"
 
 
 def _explore_universally(spec: MeasurementSpec, ctor: Callable | None, cfg: RunConfig
