@@ -237,8 +237,9 @@ def coordinate_law(p, bit: bool) -> dict:
 def probe_bases(deep: bool) -> list[dict]:
     """One report at a Bloom filter past 8 bits, f, p, q symbolic: k = 10 with h = 5 (the alternating inputs read
     every bit at both values, and 2h <= k keeps the map one term, so the regions few; about 14 s of CPU); with
-    ``deep`` also k = 16 (h = 8) and k = 66 (h = 33, past one 64-bit word). The code branches on each permanent bit, so each region is read at those inputs by forked runs:
-    a band of f, p or q that the code treats otherwise past bit 8 (or past 64 bits) is a region whose law differs."""
+    ``deep`` also k = 16 (h = 8) and k = 66 (h = 33, past one 64-bit word). The code branches on each permanent
+    bit, so each region is read at those inputs by forked runs: a band of f, p or q that the code treats otherwise
+    past bit 8 (or past 64 bits) is a region whose law differs."""
     shapes = [(10, 5)] + ([(16, 8), (66, 33)] if deep else [])
     return [{"k": k, "m": m, "constant_time": False} for k, m in shapes]
 
